@@ -1,0 +1,36 @@
+#!/bin/sh
+# Writes a GNU ld version script for one library from the ABI table.
+#   gen-map.sh TABLE LIBRARY [EXTRA_NODE EXTRA_SYMBOL...]
+# Nodes run from the oldest to the newest one the table names for LIBRARY,
+# each inheriting the one before, empty ones included, as liburing's own
+# scripts have them. Extra symbols, if any, go into EXTRA_NODE.
+set -eu
+table=$1 lib=$2
+shift 2
+extra_node=${1:-}
+[ $# -gt 0 ] && shift
+extras="$*"
+awk -F '\t' -v lib="$lib" -v extra_node="$extra_node" -v extras="$extras" '
+NR == 1 { next }
+$3 == lib {
+    split($2, v, ".")
+    minor = v[2] + 0
+    syms[minor] = syms[minor] "\t\t" $1 ";\n"
+    if (minor > max) max = minor
+    if (min == "" || minor < min) min = minor
+}
+END {
+    if (extra_node != "") {
+        split(extra_node, v, ".")
+        m = v[2] + 0
+        n = split(extras, e, " ")
+        for (i = 1; i <= n; i++) syms[m] = syms[m] "\t\t" e[i] ";\n"
+        if (m > max) max = m
+    }
+    for (m = min; m <= max; m++) {
+        printf "LIBURING_2.%d {\n", m
+        if (syms[m] != "") printf "\tglobal:\n%s", syms[m]
+        if (m == min) printf "\tlocal:\n\t\t*;\n};\n\n"
+        else printf "} LIBURING_2.%d;\n\n", m - 1
+    }
+}' "$table"

@@ -1,0 +1,117 @@
+//! Setup, teardown, sizing and probes.
+
+use core::ffi::{c_uint, c_void};
+use core::ptr;
+
+use super::EINVAL;
+use crate::ring::{probe, setup, IoUring, IoUringCq, IoUringSq};
+use crate::sys::{io_uring_params, io_uring_probe};
+
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_queue_init(entries: c_uint, ring: *mut IoUring, flags: c_uint) -> i32 {
+    let ring = arg!(ring, EINVAL);
+    setup::queue_init(entries, ring, flags)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_queue_init_params(
+    entries: c_uint,
+    ring: *mut IoUring,
+    p: *mut io_uring_params,
+) -> i32 {
+    let ring = arg!(ring, EINVAL);
+    let p = arg!(p, EINVAL);
+    setup::queue_init_params(entries, ring, p)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_queue_init_mem(
+    entries: c_uint,
+    ring: *mut IoUring,
+    p: *mut io_uring_params,
+    buf: *mut c_void,
+    buf_size: usize,
+) -> i32 {
+    let ring = arg!(ring, EINVAL);
+    let p = arg!(p, EINVAL);
+    setup::queue_init_mem(entries, ring, p, buf, buf_size)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn __io_uring_queue_init_params(
+    entries: c_uint,
+    ring: *mut IoUring,
+    p: *mut io_uring_params,
+    buf: *mut c_void,
+    buf_size: usize,
+) -> i32 {
+    let ring = arg!(ring, EINVAL);
+    let p = arg!(p, EINVAL);
+    setup::queue_init_params_raw(entries, ring, p, buf, buf_size)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_queue_mmap(fd: i32, p: *mut io_uring_params, ring: *mut IoUring) -> i32 {
+    let ring = arg!(ring, EINVAL);
+    let p = arg!(p, EINVAL);
+    setup::queue_mmap(fd, p, ring)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_queue_exit(ring: *mut IoUring) {
+    let ring = arg!(ring, ());
+    setup::queue_exit(ring)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_unmap_rings(sq: *mut IoUringSq, cq: *mut IoUringCq) {
+    let sq = arg!(sq, ());
+    let cq = arg!(cq, ());
+    setup::unmap_rings(sq, cq)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_ring_dontfork(ring: *mut IoUring) -> i32 {
+    let ring = arg!(ring, EINVAL);
+    setup::ring_dontfork(ring)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_memory_size(entries: c_uint, flags: c_uint) -> isize {
+    let p = io_uring_params { flags, ..Default::default() };
+    setup::memory_size_params(entries, &p)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_memory_size_params(entries: c_uint, p: *mut io_uring_params) -> isize {
+    let p = arg!(p, EINVAL as isize);
+    setup::memory_size_params(entries, p)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_mlock_size(entries: c_uint, flags: c_uint) -> isize {
+    let p = io_uring_params { flags, ..Default::default() };
+    setup::mlock_size_params(entries, &p)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_mlock_size_params(entries: c_uint, p: *mut io_uring_params) -> isize {
+    let p = arg!(p, EINVAL as isize);
+    setup::mlock_size_params(entries, p)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_get_probe_ring(ring: *mut IoUring) -> *mut io_uring_probe {
+    let ring = arg!(ring, ptr::null_mut());
+    probe::get_probe_ring(ring)
+}
+
+#[no_mangle]
+pub extern "C" fn io_uring_get_probe() -> *mut io_uring_probe {
+    probe::get_probe()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_free_probe(p: *mut io_uring_probe) {
+    probe::free_probe(p)
+}

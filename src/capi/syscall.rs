@@ -1,0 +1,50 @@
+//! The raw system call wrappers liburing exports.
+
+use core::ffi::{c_uint, c_void};
+
+use super::EINVAL;
+use crate::ring::queue::NSIG_BYTES;
+use crate::sys::{self, io_uring_params};
+
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_setup(entries: c_uint, p: *mut io_uring_params) -> i32 {
+    let p = arg!(p, EINVAL);
+    // SAFETY: `p` is a valid params struct for the kernel to read and fill.
+    unsafe { sys::io_uring_setup(entries, p) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_enter(
+    fd: c_uint,
+    to_submit: c_uint,
+    min_complete: c_uint,
+    flags: c_uint,
+    sig: *mut libc::sigset_t,
+) -> i32 {
+    // SAFETY: the kernel validates every argument; `sig` may be null.
+    unsafe { sys::io_uring_enter(fd as i32, to_submit, min_complete, flags, sig as *const c_void, NSIG_BYTES) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_enter2(
+    fd: c_uint,
+    to_submit: c_uint,
+    min_complete: c_uint,
+    flags: c_uint,
+    arg: *mut c_void,
+    sz: usize,
+) -> i32 {
+    // SAFETY: the kernel validates every argument against `flags` and `sz`.
+    unsafe { sys::io_uring_enter(fd as i32, to_submit, min_complete, flags, arg, sz) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register(
+    fd: c_uint,
+    opcode: c_uint,
+    arg: *const c_void,
+    nr_args: c_uint,
+) -> i32 {
+    // SAFETY: the kernel validates `arg` against `opcode` and `nr_args`.
+    unsafe { sys::io_uring_register(fd as i32, opcode, arg, nr_args) }
+}

@@ -1,0 +1,65 @@
+//! The ring logic: everything liburing does between the C surface and the
+//! kernel. Functions take `&mut IoUring` and report failure as `-errno`.
+
+pub mod types;
+pub mod setup;
+pub mod queue;
+pub mod register;
+pub mod probe;
+pub mod version;
+
+pub use types::{int_flags, IoUring, IoUringCq, IoUringSq};
+
+use core::sync::atomic::{AtomicU32, Ordering};
+
+/// Loads a ring index the kernel publishes, ordering later reads of the
+/// entries it covers after it.
+///
+/// # Safety
+/// `p` points into a live ring mapping (4-byte aligned, shared with the kernel).
+#[inline(always)]
+pub(crate) unsafe fn load_acquire(p: *const u32) -> u32 {
+    // SAFETY: per the contract, `p` is a valid, aligned u32 that the kernel
+    // updates concurrently, which is exactly what AtomicU32 models.
+    unsafe { (*(p as *const AtomicU32)).load(Ordering::Acquire) }
+}
+
+/// Reads a shared ring word with no ordering (a `READ_ONCE`).
+///
+/// # Safety
+/// As for [`load_acquire`].
+#[inline(always)]
+pub(crate) unsafe fn load_relaxed(p: *const u32) -> u32 {
+    // SAFETY: see load_acquire.
+    unsafe { (*(p as *const AtomicU32)).load(Ordering::Relaxed) }
+}
+
+/// Publishes a ring index to the kernel after all earlier writes.
+///
+/// # Safety
+/// As for [`load_acquire`].
+#[inline(always)]
+pub(crate) unsafe fn store_release(p: *mut u32, v: u32) {
+    // SAFETY: see load_acquire.
+    unsafe { (*(p as *const AtomicU32)).store(v, Ordering::Release) }
+}
+
+/// The system page size, read once.
+pub(crate) fn page_size() -> usize {
+    use core::sync::atomic::AtomicUsize;
+    static PAGE_SIZE: AtomicUsize = AtomicUsize::new(0);
+    let cached = PAGE_SIZE.load(Ordering::Relaxed);
+    if cached != 0 {
+        return cached;
+    }
+    // SAFETY: sysconf has no preconditions.
+    let v = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    let v = if v > 0 { v as usize } else { 4096 };
+    PAGE_SIZE.store(v, Ordering::Relaxed);
+    v
+}
+
+#[inline]
+pub(crate) const fn align_up(v: usize, to: usize) -> usize {
+    (v + to - 1) & !(to - 1)
+}

@@ -1,0 +1,554 @@
+//! Submission and completion: flushing the SQ, entering the kernel, and
+//! finding completions.
+
+use core::ffi::c_void;
+use core::ptr;
+use core::sync::atomic::{fence, Ordering};
+
+use super::types::{int_flags, IoUring};
+use super::{load_acquire, load_relaxed, store_release};
+use crate::sys::{
+    self, __kernel_timespec, io_uring_cqe, io_uring_getevents_arg, io_uring_reg_wait,
+    io_uring_sqe, IORING_CQE_F_32, IORING_CQE_F_SKIP, IORING_ENTER_EXT_ARG,
+    IORING_ENTER_EXT_ARG_REG, IORING_ENTER_GETEVENTS, IORING_ENTER_SQ_WAIT,
+    IORING_ENTER_SQ_WAKEUP, IORING_FEAT_EXT_ARG, IORING_FEAT_MIN_TIMEOUT, IORING_OP_TIMEOUT,
+    IORING_SETUP_CQE32, IORING_SETUP_CQE_MIXED, IORING_SETUP_SQE128, IORING_SETUP_SQPOLL,
+    IORING_SETUP_SQ_REWIND, IORING_SQ_CQ_OVERFLOW, IORING_SQ_NEED_WAKEUP, IORING_SQ_TASKRUN,
+};
+
+/// The user_data of the timeout SQE used on kernels without EXT_ARG.
+pub const LIBURING_UDATA_TIMEOUT: u64 = u64::MAX;
+/// Size of the kernel's sigset, which `io_uring_enter` wants alongside it.
+pub const NSIG_BYTES: usize = 65 / 8;
+
+// ---------------------------------------------------------------- submission
+
+/// Next free SQE, initialised as liburing's header does, or null when full.
+#[inline]
+pub fn get_sqe(ring: &mut IoUring) -> *mut io_uring_sqe {
+    let head = sq_head(ring);
+    let tail = ring.sq.sqe_tail;
+    if tail.wrapping_sub(head) >= ring.sq.ring_entries {
+        return ptr::null_mut();
+    }
+    let shift = (ring.flags & IORING_SETUP_SQE128 != 0) as u32;
+    let idx = ((tail & ring.sq.ring_mask) << shift) as usize;
+    ring.sq.sqe_tail = tail.wrapping_add(1);
+    // SAFETY: idx is inside the SQE array of this live ring, and the slot is
+    // ours: the kernel has consumed it (tail - head < entries).
+    unsafe {
+        let sqe = ring.sq.sqes.add(idx);
+        // Clear what the prep helpers do not always set.
+        (*sqe).flags = 0;
+        (*sqe).ioprio = 0;
+        (*sqe).rw_flags_u.rw_flags = 0;
+        (*sqe).buf_index_u.buf_index = 0;
+        (*sqe).personality = 0;
+        (*sqe).splice_fd_in_u.file_index = 0;
+        (*sqe).addr3_u.addr3_s = crate::sys::io_uring_sqe_addr3_s { addr3: 0, __pad2: [0] };
+        sqe
+    }
+}
+
+/// The kernel's SQ head; SQPOLL consumes concurrently, hence the acquire.
+#[inline(always)]
+fn sq_head(ring: &IoUring) -> u32 {
+    // SAFETY: khead points into the live SQ ring.
+    unsafe {
+        if ring.flags & IORING_SETUP_SQPOLL != 0 {
+            load_acquire(ring.sq.khead)
+        } else {
+            *ring.sq.khead
+        }
+    }
+}
+
+#[inline(always)]
+fn sq_flags(ring: &IoUring) -> u32 {
+    // SAFETY: kflags points into the live SQ ring.
+    unsafe { load_relaxed(ring.sq.kflags) }
+}
+
+/// Publishes SQEs filled since the last flush; returns how many the kernel
+/// has yet to consume.
+#[inline]
+pub fn flush_sq(ring: &mut IoUring) -> u32 {
+    let tail = ring.sq.sqe_tail;
+    if ring.flags & IORING_SETUP_SQ_REWIND != 0 {
+        // The kernel reads from slot 0 each time; only the count matters.
+        ring.sq.sqe_tail = 0;
+        return tail;
+    }
+    if ring.sq.sqe_head != tail {
+        ring.sq.sqe_head = tail;
+        // SAFETY: ktail points into the live SQ ring. Release orders the SQE
+        // stores before the tail becomes visible.
+        unsafe { store_release(ring.sq.ktail, tail) };
+    }
+    // SAFETY: khead points into the live SQ ring.
+    tail.wrapping_sub(unsafe { load_relaxed(ring.sq.khead) })
+}
+
+/// Whether submitting `submit` entries needs a syscall; sets SQ_WAKEUP when
+/// a sleeping SQPOLL thread must be woken.
+#[inline(always)]
+fn sq_needs_enter(ring: &IoUring, submit: u32, flags: &mut u32) -> bool {
+    if submit == 0 {
+        return false;
+    }
+    if ring.flags & IORING_SETUP_SQPOLL == 0 {
+        return true;
+    }
+    // The tail store must be visible before we sample NEED_WAKEUP, or the
+    // thread could go to sleep having missed our entries.
+    fence(Ordering::SeqCst);
+    if sq_flags(ring) & IORING_SQ_NEED_WAKEUP != 0 {
+        *flags |= IORING_ENTER_SQ_WAKEUP;
+        return true;
+    }
+    false
+}
+
+#[inline(always)]
+fn cq_needs_flush(ring: &IoUring) -> bool {
+    sq_flags(ring) & (IORING_SQ_CQ_OVERFLOW | IORING_SQ_TASKRUN) != 0
+}
+
+#[inline(always)]
+fn cq_needs_enter(ring: &IoUring) -> bool {
+    ring.int_flags & int_flags::CQ_ENTER != 0 || cq_needs_flush(ring)
+}
+
+#[inline(always)]
+fn enter(ring: &IoUring, submit: u32, wait_nr: u32, flags: u32, arg: *const c_void, sz: usize) -> i32 {
+    // SAFETY: arg/sz are either null/NSIG_BYTES, a sigset, or an argument
+    // struct of size `sz` that outlives the call.
+    unsafe { sys::io_uring_enter(ring.enter_ring_fd, submit, wait_nr, flags, arg, sz) }
+}
+
+fn submit_inner(ring: &mut IoUring, submitted: u32, wait_nr: u32, getevents: bool) -> i32 {
+    let cq_enter = getevents || wait_nr != 0 || cq_needs_enter(ring);
+    let mut flags = ring.enter_flags();
+    if sq_needs_enter(ring, submitted, &mut flags) || cq_enter {
+        if cq_enter {
+            flags |= IORING_ENTER_GETEVENTS;
+        }
+        enter(ring, submitted, wait_nr, flags, ptr::null(), NSIG_BYTES)
+    } else {
+        submitted as i32
+    }
+}
+
+/// `io_uring_submit`.
+#[inline]
+pub fn submit(ring: &mut IoUring) -> i32 {
+    let n = flush_sq(ring);
+    submit_inner(ring, n, 0, false)
+}
+
+/// `io_uring_submit_and_wait`.
+pub fn submit_and_wait(ring: &mut IoUring, wait_nr: u32) -> i32 {
+    let n = flush_sq(ring);
+    submit_inner(ring, n, wait_nr, false)
+}
+
+/// `io_uring_submit_and_get_events`.
+pub fn submit_and_get_events(ring: &mut IoUring) -> i32 {
+    let n = flush_sq(ring);
+    submit_inner(ring, n, 0, true)
+}
+
+/// `io_uring_get_events`: runs pending task work and flushes overflow.
+pub fn get_events(ring: &mut IoUring) -> i32 {
+    enter(ring, 0, 0, IORING_ENTER_GETEVENTS | ring.enter_flags(), ptr::null(), NSIG_BYTES)
+}
+
+/// `__io_uring_sqring_wait`: sleeps until the SQPOLL thread frees SQ space.
+pub fn sqring_wait(ring: &mut IoUring) -> i32 {
+    enter(ring, 0, 0, IORING_ENTER_SQ_WAIT | ring.enter_flags(), ptr::null(), NSIG_BYTES)
+}
+
+// ---------------------------------------------------------------- completion
+
+#[inline(always)]
+fn cqe_shift(ring: &IoUring) -> u32 {
+    (ring.flags & IORING_SETUP_CQE32 != 0) as u32
+}
+
+#[inline(always)]
+fn cqe_slots(cqe: &io_uring_cqe) -> u32 {
+    if cqe.flags & IORING_CQE_F_32 != 0 {
+        2
+    } else {
+        1
+    }
+}
+
+#[inline(always)]
+fn cq_advance(ring: &mut IoUring, nr: u32) {
+    // SAFETY: khead points into the live CQ ring; only we write it. Release
+    // keeps our reads of the consumed CQEs before the kernel may reuse them.
+    unsafe { store_release(ring.cq.khead, (*ring.cq.khead).wrapping_add(nr)) };
+}
+
+/// The first CQE meant for the application, consuming the ring's own
+/// padding and internal-timeout entries on the way. Returns the CQE (or
+/// null) and how many entries were available, or the error an internal
+/// timeout reported.
+fn peek_cqe(ring: &mut IoUring) -> (Result<*mut io_uring_cqe, i32>, u32) {
+    let mask = ring.cq.ring_mask;
+    let shift = cqe_shift(ring);
+    loop {
+        // SAFETY: ktail/khead point into the live CQ ring; acquire on the
+        // tail makes the CQEs before it readable.
+        let (tail, head) = unsafe { (load_acquire(ring.cq.ktail), *ring.cq.khead) };
+        let available = tail.wrapping_sub(head);
+        if available == 0 {
+            return (Ok(ptr::null_mut()), 0);
+        }
+        // SAFETY: head is inside [head, tail), so the slot holds a CQE.
+        let cqe = unsafe { ring.cq.cqes.add(((head & mask) << shift) as usize) };
+        // SAFETY: as above.
+        let c = unsafe { &*cqe };
+        let internal_timeout = ring.features & IORING_FEAT_EXT_ARG == 0
+            && c.user_data == LIBURING_UDATA_TIMEOUT;
+        if c.flags & IORING_CQE_F_SKIP == 0 && !internal_timeout {
+            return (Ok(cqe), available);
+        }
+        let res = c.res;
+        let nr = cqe_slots(c);
+        cq_advance(ring, nr);
+        if internal_timeout && res < 0 {
+            return (Err(res), available);
+        }
+    }
+}
+
+/// Parameters of one trip through [`get_cqe_inner`].
+struct Wait {
+    submit: u32,
+    wait_nr: u32,
+    get_flags: u32,
+    arg: *const c_void,
+    arg_sz: usize,
+    /// A timeout is in force: give up after one unsuccessful enter.
+    has_ts: bool,
+}
+
+fn get_cqe_inner(ring: &mut IoUring, cqe_ptr: &mut *mut io_uring_cqe, w: &mut Wait) -> i32 {
+    let mut cqe: *mut io_uring_cqe;
+    let mut looped = false;
+    let mut err = 0;
+    loop {
+        let mut flags = ring.enter_flags();
+        let mut need_enter = false;
+        let (found, available) = peek_cqe(ring);
+        match found {
+            Ok(c) => cqe = c,
+            Err(e) => {
+                if err == 0 {
+                    err = e;
+                }
+                cqe = ptr::null_mut();
+                break;
+            }
+        }
+        if cqe.is_null() && w.wait_nr == 0 && w.submit == 0 {
+            // Nothing to wait for: only enter to flush overflow or task work,
+            // and only once.
+            if looped || !cq_needs_enter(ring) {
+                if err == 0 {
+                    err = -libc::EAGAIN;
+                }
+                break;
+            }
+            need_enter = true;
+        }
+        if w.wait_nr > available || need_enter {
+            flags |= IORING_ENTER_GETEVENTS | w.get_flags;
+            need_enter = true;
+        }
+        if sq_needs_enter(ring, w.submit, &mut flags) {
+            need_enter = true;
+        }
+        if !need_enter {
+            break;
+        }
+        if looped && w.has_ts {
+            // The kernel already waited out the timeout once.
+            let timed = if w.get_flags & IORING_ENTER_EXT_ARG_REG != 0 {
+                true
+            } else {
+                // SAFETY: without EXT_ARG_REG, has_ts implies arg is our
+                // io_uring_getevents_arg.
+                unsafe { (*(w.arg as *const io_uring_getevents_arg)).ts != 0 }
+            };
+            if cqe.is_null() && timed && err == 0 {
+                err = -libc::ETIME;
+            }
+            break;
+        }
+        let ret = enter(ring, w.submit, w.wait_nr, flags, w.arg, w.arg_sz);
+        if ret < 0 {
+            if err == 0 {
+                err = ret;
+            }
+            break;
+        }
+        w.submit = w.submit.saturating_sub(ret as u32);
+        if !cqe.is_null() {
+            break;
+        }
+        if !looped {
+            looped = true;
+            err = ret;
+        }
+    }
+    *cqe_ptr = cqe;
+    err
+}
+
+/// `__io_uring_get_cqe`.
+pub fn get_cqe(
+    ring: &mut IoUring,
+    cqe_ptr: &mut *mut io_uring_cqe,
+    submit: u32,
+    wait_nr: u32,
+    sigmask: *const libc::sigset_t,
+) -> i32 {
+    let mut w = Wait {
+        submit,
+        wait_nr,
+        get_flags: 0,
+        arg: sigmask as *const c_void,
+        arg_sz: NSIG_BYTES,
+        has_ts: false,
+    };
+    get_cqe_inner(ring, cqe_ptr, &mut w)
+}
+
+fn getevents_arg(
+    sigmask: *const libc::sigset_t,
+    ts: *const __kernel_timespec,
+    min_wait_usec: u32,
+) -> io_uring_getevents_arg {
+    io_uring_getevents_arg {
+        sigmask: sigmask as u64,
+        sigmask_sz: NSIG_BYTES as u32,
+        min_wait_usec,
+        ts: ts as u64,
+    }
+}
+
+/// Waits with an EXT_ARG argument: timeout and sigmask go to the kernel
+/// directly, without a timeout SQE.
+fn wait_ext_arg(
+    ring: &mut IoUring,
+    cqe_ptr: &mut *mut io_uring_cqe,
+    submit: u32,
+    wait_nr: u32,
+    ts: *const __kernel_timespec,
+    min_wait_usec: u32,
+    sigmask: *const libc::sigset_t,
+) -> i32 {
+    let min = if ring.features & IORING_FEAT_MIN_TIMEOUT != 0 { min_wait_usec } else { 0 };
+    let arg = getevents_arg(sigmask, ts, min);
+    let mut w = Wait {
+        submit,
+        wait_nr,
+        get_flags: IORING_ENTER_EXT_ARG,
+        arg: &arg as *const _ as *const c_void,
+        arg_sz: core::mem::size_of::<io_uring_getevents_arg>(),
+        has_ts: !ts.is_null(),
+    };
+    get_cqe_inner(ring, cqe_ptr, &mut w)
+}
+
+/// Queues an internal IORING_OP_TIMEOUT for kernels without EXT_ARG and
+/// flushes it; returns the number of entries to submit.
+fn queue_internal_timeout(ring: &mut IoUring, wait_nr: u32, ts: *const __kernel_timespec) -> i32 {
+    let mut sqe = get_sqe(ring);
+    if sqe.is_null() {
+        let ret = submit(ring);
+        if ret < 0 {
+            return ret;
+        }
+        sqe = get_sqe(ring);
+        if sqe.is_null() {
+            return -libc::EAGAIN;
+        }
+    }
+    // SAFETY: get_sqe returned a slot we own.
+    unsafe {
+        let s = &mut *sqe;
+        s.opcode = IORING_OP_TIMEOUT;
+        s.fd = -1;
+        s.off_u.off = wait_nr as u64;
+        s.addr_u.addr = ts as u64;
+        s.len = 1;
+        s.rw_flags_u.timeout_flags = 0;
+        s.user_data = LIBURING_UDATA_TIMEOUT;
+    }
+    flush_sq(ring) as i32
+}
+
+/// `io_uring_wait_cqes`.
+pub fn wait_cqes(
+    ring: &mut IoUring,
+    cqe_ptr: &mut *mut io_uring_cqe,
+    wait_nr: u32,
+    ts: *const __kernel_timespec,
+    sigmask: *const libc::sigset_t,
+) -> i32 {
+    let mut to_submit = 0;
+    if !ts.is_null() {
+        if ring.features & IORING_FEAT_EXT_ARG != 0 {
+            return wait_ext_arg(ring, cqe_ptr, 0, wait_nr, ts, 0, sigmask);
+        }
+        let ret = queue_internal_timeout(ring, wait_nr, ts);
+        if ret < 0 {
+            return ret;
+        }
+        to_submit = ret as u32;
+    }
+    get_cqe(ring, cqe_ptr, to_submit, wait_nr, sigmask)
+}
+
+/// `io_uring_wait_cqes_min_timeout`.
+pub fn wait_cqes_min_timeout(
+    ring: &mut IoUring,
+    cqe_ptr: &mut *mut io_uring_cqe,
+    wait_nr: u32,
+    ts: *const __kernel_timespec,
+    min_wait_usec: u32,
+    sigmask: *const libc::sigset_t,
+) -> i32 {
+    if ring.features & IORING_FEAT_MIN_TIMEOUT == 0 {
+        return -libc::EINVAL;
+    }
+    wait_ext_arg(ring, cqe_ptr, 0, wait_nr, ts, min_wait_usec, sigmask)
+}
+
+/// `io_uring_submit_and_wait_timeout` and its min-timeout variant.
+pub fn submit_and_wait_timeout(
+    ring: &mut IoUring,
+    cqe_ptr: &mut *mut io_uring_cqe,
+    wait_nr: u32,
+    ts: *const __kernel_timespec,
+    min_wait_usec: u32,
+    sigmask: *const libc::sigset_t,
+) -> i32 {
+    let to_submit;
+    if !ts.is_null() {
+        if ring.features & IORING_FEAT_EXT_ARG != 0 {
+            let n = flush_sq(ring);
+            return wait_ext_arg(ring, cqe_ptr, n, wait_nr, ts, min_wait_usec, sigmask);
+        }
+        let ret = queue_internal_timeout(ring, wait_nr, ts);
+        if ret < 0 {
+            return ret;
+        }
+        to_submit = ret as u32;
+    } else {
+        to_submit = flush_sq(ring);
+    }
+    get_cqe(ring, cqe_ptr, to_submit, wait_nr, sigmask)
+}
+
+/// `io_uring_submit_and_wait_min_timeout`.
+pub fn submit_and_wait_min_timeout(
+    ring: &mut IoUring,
+    cqe_ptr: &mut *mut io_uring_cqe,
+    wait_nr: u32,
+    ts: *const __kernel_timespec,
+    min_wait_usec: u32,
+    sigmask: *const libc::sigset_t,
+) -> i32 {
+    if ring.features & IORING_FEAT_MIN_TIMEOUT == 0 {
+        return -libc::EINVAL;
+    }
+    submit_and_wait_timeout(ring, cqe_ptr, wait_nr, ts, min_wait_usec, sigmask)
+}
+
+/// `io_uring_submit_and_wait_reg`: waits with the parameters of registered
+/// wait region slot `reg_index`.
+pub fn submit_and_wait_reg(
+    ring: &mut IoUring,
+    cqe_ptr: &mut *mut io_uring_cqe,
+    wait_nr: u32,
+    reg_index: i32,
+) -> i32 {
+    if ring.features & IORING_FEAT_EXT_ARG == 0 {
+        return -libc::EINVAL;
+    }
+    // The kernel takes the slot's byte offset in place of a pointer.
+    let offset = (reg_index as isize as usize).wrapping_mul(core::mem::size_of::<io_uring_reg_wait>());
+    let submit = flush_sq(ring);
+    let mut w = Wait {
+        submit,
+        wait_nr,
+        get_flags: IORING_ENTER_EXT_ARG | IORING_ENTER_EXT_ARG_REG,
+        arg: offset as *const c_void,
+        arg_sz: core::mem::size_of::<io_uring_reg_wait>(),
+        has_ts: true,
+    };
+    get_cqe_inner(ring, cqe_ptr, &mut w)
+}
+
+fn cq_ready(ring: &IoUring) -> u32 {
+    // SAFETY: ktail/khead point into the live CQ ring.
+    unsafe { load_acquire(ring.cq.ktail).wrapping_sub(*ring.cq.khead) }
+}
+
+/// Fills `cqes` from the ring without consuming; returns how many.
+fn peek_batch(ring: &mut IoUring, cqes: &mut [*mut io_uring_cqe]) -> u32 {
+    let ready = cq_ready(ring);
+    if ready == 0 {
+        return 0;
+    }
+    let mask = ring.cq.ring_mask;
+    // SAFETY: khead points into the live CQ ring.
+    let mut head = unsafe { *ring.cq.khead };
+    if ring.flags & IORING_SETUP_CQE_MIXED == 0 {
+        let shift = cqe_shift(ring);
+        let n = ready.min(cqes.len() as u32);
+        for (i, slot) in cqes.iter_mut().take(n as usize).enumerate() {
+            let idx = (head.wrapping_add(i as u32) & mask) << shift;
+            // SAFETY: the index is inside [head, tail) of the CQ array.
+            *slot = unsafe { ring.cq.cqes.add(idx as usize) };
+        }
+        return n;
+    }
+    // Mixed rings: entries take one or two slots, and padding entries
+    // (F_SKIP) are consumed only when they sit at the head.
+    let last = head.wrapping_add(ready);
+    let mut n = 0usize;
+    while head != last && n < cqes.len() {
+        // SAFETY: head is inside [head, tail).
+        let cqe = unsafe { ring.cq.cqes.add((head & mask) as usize) };
+        // SAFETY: as above.
+        let c = unsafe { &*cqe };
+        if c.flags & IORING_CQE_F_SKIP != 0 {
+            if n != 0 {
+                break;
+            }
+            cq_advance(ring, 1);
+            head = head.wrapping_add(1);
+            continue;
+        }
+        head = head.wrapping_add(cqe_slots(c));
+        cqes[n] = cqe;
+        n += 1;
+    }
+    n as u32
+}
+
+/// `io_uring_peek_batch_cqe`.
+pub fn peek_batch_cqe(ring: &mut IoUring, cqes: &mut [*mut io_uring_cqe]) -> u32 {
+    let n = peek_batch(ring, cqes);
+    if n != 0 || !cq_needs_flush(ring) {
+        return n;
+    }
+    get_events(ring);
+    peek_batch(ring, cqes)
+}
