@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * IORING_SETUP_IOPOLL: ring setup works and the flag is recorded; a NOP
+ * completes on it; O_DIRECT reads of a temp file are completed by polling
+ * and return the file's data. If the filesystem / block device cannot do
+ * polled I/O (-EOPNOTSUPP in the CQE, or O_DIRECT refused), the test exits
+ * 77 saying so.
+ */
+#include <liburing.h>
+#include <sys/stat.h>
+#include "test-util.h"
+
+#define BS	4096
+#define NBLK	16
+
+int main(int argc, char *argv[])
+{
+	char path[64];
+	struct io_uring ring;
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+	unsigned char *data, *buf;
+	int fd, dfd, ret;
+
+	(void)argc;
+	tu_set_name(argv[0]);
+
+	ret = io_uring_queue_init(8, &ring, IORING_SETUP_IOPOLL);
+	if (ret == -EINVAL)
+		SKIP("kernel refuses IORING_SETUP_IOPOLL");
+	CHECK_EQ(ret, 0, "queue_init(IOPOLL)");
+	CHECK(ring.flags & IORING_SETUP_IOPOLL, "IOPOLL not in ring.flags");
+
+	/* A NOP on a polled ring. */
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_nop(sqe);
+	sqe->user_data = 1;
+	ret = io_uring_submit(&ring);
+	CHECK_EQ(ret, 1, "submit nop");
+	ret = io_uring_wait_cqe(&ring, &cqe);
+	CHECK_EQ(ret, 0, "wait nop");
+	CHECK(cqe->user_data == 1, "wrong cqe");
+	CHECK_EQ(cqe->res, 0, "nop res on IOPOLL ring");
+	io_uring_cqe_seen(&ring, cqe);
+
+	/* File with known contents, then reopen it O_DIRECT. */
+	fd = tu_temp_file_random(path, sizeof(path), BS * NBLK, 0xd1ec, &data);
+	CHECK(fsync(fd) == 0, "fsync: %s", strerror(errno));
+	dfd = open(path, O_RDONLY | O_DIRECT);
+	if (dfd < 0) {
+		int e = errno;
+
+		io_uring_queue_exit(&ring);
+		SKIP("O_DIRECT open of %s failed: %s", path, strerror(e));
+	}
+	CHECK(posix_memalign((void **)&buf, BS, BS * NBLK) == 0,
+	      "posix_memalign");
+
+	/* Read the blocks in reverse order, 4 at a time. */
+	for (int round = 0; round < NBLK / 4; round++) {
+		memset(buf, 0, BS * NBLK);
+		for (int i = 0; i < 4; i++) {
+			int blk = NBLK - 1 - (round * 4 + i);
+
+			sqe = io_uring_get_sqe(&ring);
+			io_uring_prep_read(sqe, dfd, buf + blk * BS, BS,
+					   (off_t)blk * BS);
+			sqe->user_data = blk;
+		}
+		ret = io_uring_submit(&ring);
+		CHECK_EQ(ret, 4, "submit O_DIRECT reads");
+		for (int i = 0; i < 4; i++) {
+			ret = io_uring_wait_cqe(&ring, &cqe);
+			CHECK_EQ(ret, 0, "wait_cqe");
+			if (cqe->res == -EOPNOTSUPP) {
+				int res = cqe->res;
+
+				io_uring_cqe_seen(&ring, cqe);
+				io_uring_queue_exit(&ring);
+				close(dfd);
+				close(fd);
+				SKIP("polled O_DIRECT read not supported by the "
+				     "filesystem/device here (%s)",
+				     strerror(-res));
+			}
+			CHECK_EQ(cqe->res, BS, "O_DIRECT polled read");
+			unsigned blk = (unsigned)cqe->user_data;
+
+			CHECK(blk < NBLK, "bad user_data");
+			CHECK(memcmp(buf + blk * BS, data + blk * BS, BS) == 0,
+			      "block %u data mismatch", blk);
+			io_uring_cqe_seen(&ring, cqe);
+		}
+	}
+
+	free(buf);
+	free(data);
+	close(dfd);
+	close(fd);
+	io_uring_queue_exit(&ring);
+	tu_pass();
+	return T_EXIT_PASS;
+}

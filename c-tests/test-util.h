@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small shared helpers for the liburing-rs C test programs.
+ *
+ * Conventions: exit 0 = pass, 77 = skip (with a one-line reason on stderr),
+ * anything else = fail (with a message saying what went wrong).
+ */
+#ifndef LIBURING_RS_TEST_UTIL_H
+#define LIBURING_RS_TEST_UTIL_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define T_EXIT_PASS 0
+#define T_EXIT_FAIL 1
+#define T_EXIT_SKIP 77
+
+/* Name of the running test, used as a prefix for messages. */
+static const char *tu_name = "test";
+
+static inline void tu_set_name(const char *argv0)
+{
+	const char *s = strrchr(argv0, '/');
+
+	tu_name = s ? s + 1 : argv0;
+}
+
+/* Temp file path registered for removal on failure exits. */
+static char tu_cleanup_paths[4][64];
+
+static inline void tu_register_cleanup(const char *path)
+{
+	for (int i = 0; i < 4; i++) {
+		if (!tu_cleanup_paths[i][0]) {
+			snprintf(tu_cleanup_paths[i], sizeof(tu_cleanup_paths[i]),
+				 "%s", path);
+			return;
+		}
+	}
+}
+
+static inline void tu_unregister_cleanup(const char *path)
+{
+	for (int i = 0; i < 4; i++) {
+		if (!strcmp(tu_cleanup_paths[i], path))
+			tu_cleanup_paths[i][0] = '\0';
+	}
+}
+
+static inline void tu_run_cleanup(void)
+{
+	for (int i = 0; i < 4; i++) {
+		if (tu_cleanup_paths[i][0]) {
+			unlink(tu_cleanup_paths[i]);
+			tu_cleanup_paths[i][0] = '\0';
+		}
+	}
+}
+
+static inline void __attribute__((noreturn, format(printf, 2, 3)))
+tu_exit(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: %s: ", tu_name,
+		code == T_EXIT_SKIP ? "SKIP" : "FAIL");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	tu_run_cleanup();
+	exit(code);
+}
+
+#define FAIL(...) tu_exit(T_EXIT_FAIL, __VA_ARGS__)
+#define SKIP(...) tu_exit(T_EXIT_SKIP, __VA_ARGS__)
+
+/* Assert a condition; on failure print file:line, the expression and a note. */
+#define CHECK(cond, ...)						\
+	do {								\
+		if (!(cond)) {						\
+			fprintf(stderr, "%s:%d: check failed: %s\n",	\
+				__FILE__, __LINE__, #cond);		\
+			FAIL(__VA_ARGS__);				\
+		}							\
+	} while (0)
+
+/* Assert an integer return value equals an expected one. */
+#define CHECK_EQ(got, want, what)					\
+	do {								\
+		long long __g = (long long)(got);			\
+		long long __w = (long long)(want);			\
+		if (__g != __w) {					\
+			fprintf(stderr, "%s:%d: %s\n", __FILE__,	\
+				__LINE__, #got " == " #want);		\
+			FAIL("%s: got %lld (%s), want %lld", what, __g,	\
+			     __g < 0 ? strerror((int)-__g) : "-", __w);	\
+		}							\
+	} while (0)
+
+static inline void tu_pass(void)
+{
+	printf("%s: PASS\n", tu_name);
+	tu_run_cleanup();
+}
+
+/* Monotonic clock in nanoseconds. */
+static inline long long tu_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* xorshift64* pseudo random generator; deterministic for a given seed. */
+static inline uint64_t tu_rand_next(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+static inline void tu_fill_random(void *buf, size_t len, uint64_t seed)
+{
+	uint64_t st = seed ? seed : 0x9E3779B97F4A7C15ULL;
+	unsigned char *p = buf;
+	size_t i = 0;
+
+	while (i < len) {
+		uint64_t v = tu_rand_next(&st);
+		size_t n = len - i < 8 ? len - i : 8;
+
+		memcpy(p + i, &v, n);
+		i += n;
+	}
+}
+
+/* Position-dependent pattern: byte i of the stream holds a hash of (seed, i). */
+static inline unsigned char tu_pattern_byte(uint64_t seed, uint64_t off)
+{
+	uint64_t x = (off + 1) * 0x9E3779B97F4A7C15ULL ^ seed;
+
+	x ^= x >> 31;
+	x *= 0xBF58476D1CE4E5B9ULL;
+	x ^= x >> 29;
+	return (unsigned char)x;
+}
+
+static inline void tu_pattern_fill(void *buf, size_t len, uint64_t seed,
+				   uint64_t start_off)
+{
+	unsigned char *p = buf;
+
+	for (size_t i = 0; i < len; i++)
+		p[i] = tu_pattern_byte(seed, start_off + i);
+}
+
+/* Returns -1 if ok, or the index of the first mismatching byte. */
+static inline long long tu_pattern_check(const void *buf, size_t len,
+					 uint64_t seed, uint64_t start_off)
+{
+	const unsigned char *p = buf;
+
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != tu_pattern_byte(seed, start_off + i))
+			return (long long)i;
+	return -1;
+}
+
+/*
+ * Create a temp file (in /tmp, falling back to the cwd) and return an fd
+ * opened O_RDWR. The path is written to 'path' (at least 64 bytes) and is
+ * registered for removal if the test fails.
+ */
+static inline int tu_temp_file(char *path, size_t pathlen)
+{
+	const char *dirs[] = { "/tmp", "." };
+	int fd = -1;
+
+	for (unsigned i = 0; i < 2 && fd < 0; i++) {
+		snprintf(path, pathlen, "%s/liburing-rs-test.XXXXXX", dirs[i]);
+		fd = mkstemp(path);
+	}
+	if (fd < 0)
+		FAIL("mkstemp: %s", strerror(errno));
+	tu_register_cleanup(path);
+	return fd;
+}
+
+/* Write a whole buffer with pwrite, handling short writes. */
+static inline void tu_pwrite_all(int fd, const void *buf, size_t len, off_t off)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t r = pwrite(fd, p, len, off);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			FAIL("pwrite: %s", strerror(errno));
+		}
+		p += r;
+		len -= (size_t)r;
+		off += r;
+	}
+}
+
+/* Read a whole buffer with pread; fails if the file is shorter. */
+static inline void tu_pread_all(int fd, void *buf, size_t len, off_t off)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t r = pread(fd, p, len, off);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			FAIL("pread: %s", strerror(errno));
+		}
+		if (r == 0)
+			FAIL("pread: unexpected end of file");
+		p += r;
+		len -= (size_t)r;
+		off += r;
+	}
+}
+
+/* Temp file filled with 'len' random bytes (also returned in *data). */
+static inline int tu_temp_file_random(char *path, size_t pathlen, size_t len,
+				      uint64_t seed, unsigned char **data)
+{
+	int fd = tu_temp_file(path, pathlen);
+	unsigned char *buf = malloc(len ? len : 1);
+
+	if (!buf)
+		FAIL("malloc(%zu) failed", len);
+	tu_fill_random(buf, len, seed);
+	tu_pwrite_all(fd, buf, len, 0);
+	if (data)
+		*data = buf;
+	else
+		free(buf);
+	return fd;
+}
+
+/* Count entries in /proc/self/fd (-1 if unavailable). */
+static inline int tu_count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n - 1;	/* the directory stream's own fd */
+}
+
+/* Count lines of /proc/self/maps (-1 if unavailable). */
+static inline int tu_count_maps(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0, c;
+
+	if (!f)
+		return -1;
+	while ((c = fgetc(f)) != EOF)
+		if (c == '\n')
+			n++;
+	fclose(f);
+	return n;
+}
+
+#endif
