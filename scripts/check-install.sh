@@ -1,0 +1,56 @@
+#!/bin/sh
+# Installs into a scratch DESTDIR, then builds a program the way a user
+# would, with `pkg-config --cflags --libs liburing`, and runs it against the
+# installed library. Also checks the shipped files and the library's size.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+prefix=/opt/liburing-rs
+make -s -C "$top" install DESTDIR="$tmp/root" PREFIX=$prefix >/dev/null
+root=$tmp/root$prefix
+
+for f in lib/liburing.so.2.15 lib/liburing.so.2 lib/liburing.so lib/liburing.a \
+         lib/liburing-ffi.so.2.15 lib/liburing-ffi.so.2 lib/liburing-ffi.a \
+         lib/pkgconfig/liburing.pc lib/pkgconfig/liburing-ffi.pc \
+         include/liburing.h include/liburing/io_uring.h include/liburing/barrier.h \
+         include/liburing/compat.h include/liburing/io_uring_version.h; do
+    [ -e "$root/$f" ] || { echo "not installed: $f"; exit 1; }
+done
+
+# The .pc files name the install prefix; point pkg-config at the DESTDIR copy.
+export PKG_CONFIG_PATH=$root/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$tmp/root
+[ "$(pkg-config --modversion liburing)" = 2.15 ] || { echo "pkg-config version"; exit 1; }
+cflags=$(pkg-config --cflags liburing)
+case $cflags in *_GNU_SOURCE*) echo "Cflags force _GNU_SOURCE: $cflags"; exit 1 ;; esac
+
+cat > "$tmp/prog.c" <<'C'
+#include <liburing.h>
+#include <stdio.h>
+int main(void)
+{
+	struct io_uring ring;
+	struct io_uring_cqe *cqe;
+	if (io_uring_queue_init(4, &ring, 0))
+		return 1;
+	io_uring_prep_nop(io_uring_get_sqe(&ring));
+	if (io_uring_submit_and_wait(&ring, 1) != 1 || io_uring_peek_cqe(&ring, &cqe))
+		return 1;
+	io_uring_cqe_seen(&ring, cqe);
+	io_uring_queue_exit(&ring);
+	printf("%d.%d\n", io_uring_major_version(), io_uring_minor_version());
+	return 0;
+}
+C
+cc -Wall -Werror "$tmp/prog.c" -o "$tmp/prog" $(pkg-config --cflags --libs liburing) \
+    -Wl,-rpath,"$root/lib"
+[ "$("$tmp/prog")" = 2.15 ] || { echo "installed library did not run"; exit 1; }
+cc -Wall -Werror "$tmp/prog.c" -o "$tmp/prog-ffi" $(pkg-config --cflags --libs liburing-ffi) \
+    -Wl,-rpath,"$root/lib"
+[ "$("$tmp/prog-ffi")" = 2.15 ] || { echo "installed ffi library did not run"; exit 1; }
+
+# Stripped size: the issue's ceiling is 64 KiB.
+strip -o "$tmp/s.so" "$root/lib/liburing.so.2.15"
+size=$(stat -c %s "$tmp/s.so")
+[ "$size" -lt 65536 ] || { echo "liburing.so.2.15 stripped is $size bytes"; exit 1; }
+echo "installed, pkg-config build runs; stripped liburing.so.2.15: $size bytes"
