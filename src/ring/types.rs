@@ -186,3 +186,55 @@ assert_layout!(IoUringCq, size 88;
 assert_layout!(IoUring, size 216;
     sq @ 0, cq @ 104, flags @ 192, ring_fd @ 196, features @ 200,
     enter_ring_fd @ 204, int_flags @ 208, pad @ 209, pad2 @ 212);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::mem::{offset_of, size_of};
+
+    /// The compile-time asserts above, cross-checked row by row against the
+    /// ABI table so that neither can drift without the other.
+    #[test]
+    fn layout_matches_abi_table() {
+        let table = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/abi/liburing-2.15-layouts.tsv"
+        ))
+        .unwrap();
+        let ours = |ty: &str, field: &str| -> Option<usize> {
+            let field = field.split('[').next().unwrap();
+            macro_rules! f {
+                ($t:ty, $($name:ident),*) => {
+                    match field {
+                        "(sizeof)" => Some(size_of::<$t>()),
+                        $(stringify!($name) => Some(offset_of!($t, $name)),)*
+                        _ => None,
+                    }
+                };
+            }
+            match ty {
+                "io_uring_sq" => f!(IoUringSq, khead, ktail, kring_mask, kring_entries, kflags,
+                    kdropped, array, sqes, sqe_head, sqe_tail, ring_sz, ring_ptr, ring_mask,
+                    ring_entries, sqes_sz, pad),
+                "io_uring_cq" => f!(IoUringCq, khead, ktail, kring_mask, kring_entries, kflags,
+                    koverflow, cqes, ring_sz, ring_ptr, ring_mask, ring_entries, pad),
+                "io_uring" => f!(IoUring, sq, cq, flags, ring_fd, features, enter_ring_fd,
+                    int_flags, pad, pad2),
+                _ => None,
+            }
+        };
+        let mut checked = 0;
+        for line in table.lines().skip(1) {
+            let cols: Vec<&str> = line.split('\t').collect();
+            if !matches!(cols[0], "io_uring" | "io_uring_sq" | "io_uring_cq") {
+                continue;
+            }
+            let got = ours(cols[0], cols[1])
+                .unwrap_or_else(|| panic!("{}.{} has no Rust field", cols[0], cols[1]));
+            let want: usize = if cols[1] == "(sizeof)" { cols[3] } else { cols[2] }.parse().unwrap();
+            assert_eq!(got, want, "{}.{}", cols[0], cols[1]);
+            checked += 1;
+        }
+        assert_eq!(checked, 17 + 13 + 10);
+    }
+}
