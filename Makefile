@@ -17,6 +17,8 @@ DESTDIR    ?=
 CARGO  ?= cargo
 CC     ?= cc
 AR     ?= ar
+LD     ?= ld
+OBJCOPY ?= objcopy
 CFLAGS ?= -O2 -g
 
 B       := build
@@ -72,14 +74,41 @@ $(FFI_SO): $(RUSTLIB) $(B)/ffi.o $(B)/liburing-ffi.map
 	ln -sf liburing-ffi.so.$(VERSION) $(B)/lib/liburing-ffi.so.$(SOVERSION)
 	ln -sf liburing-ffi.so.$(SOVERSION) $(B)/lib/liburing-ffi.so
 
-$(A): $(RUSTLIB)
-	@mkdir -p $(B)/lib
-	cp $(RUSTLIB) $@
+# The static libraries hold one relocatable object each: the Rust archive
+# (our code plus the parts of core it uses) linked with --gc-sections from
+# the exported symbols, then every other global made local. Users get no
+# stray Rust symbols to collide with, and nothing that needs an unwinder.
+$(B)/liburing.syms: $(ABI)
+	@mkdir -p $(B)
+	awk -F '\t' '$$3 == "liburing.so.2" { print $$1 }' $(ABI) > $@
+	for s in $(EXTRA_SYMS); do echo $$s; done >> $@
 
-$(FFI_A): $(RUSTLIB) $(B)/ffi.o
+$(B)/liburing-ffi.syms: $(ABI)
+	@mkdir -p $(B)
+	awk -F '\t' '$$3 == "liburing-ffi.so.2" { print $$1 }' $(ABI) > $@
+	for s in $(EXTRA_SYMS); do echo $$s; done >> $@
+
+$(B)/liburing.o: $(RUSTLIB) $(B)/liburing.syms
+	$(LD) -r -o $@.tmp --whole-archive $(RUSTLIB) --no-whole-archive --gc-sections \
+	    $$(sed 's/^/-u /' $(B)/liburing.syms)
+	$(OBJCOPY) --strip-unneeded --remove-section=.llvmbc --remove-section=.llvmcmd --keep-global-symbols=$(B)/liburing.syms $@.tmp $@
+	rm -f $@.tmp
+
+$(B)/liburing-ffi.o: $(RUSTLIB) $(B)/ffi.o $(B)/liburing-ffi.syms
+	$(LD) -r -o $@.tmp $(B)/ffi.o --whole-archive $(RUSTLIB) --no-whole-archive --gc-sections \
+	    $$(sed 's/^/-u /' $(B)/liburing-ffi.syms)
+	$(OBJCOPY) --strip-unneeded --remove-section=.llvmbc --remove-section=.llvmcmd --keep-global-symbols=$(B)/liburing-ffi.syms $@.tmp $@
+	rm -f $@.tmp
+
+$(A): $(B)/liburing.o
 	@mkdir -p $(B)/lib
-	cp $(RUSTLIB) $@
-	$(AR) rs $@ $(B)/ffi.o
+	rm -f $@
+	$(AR) rcs $@ $<
+
+$(FFI_A): $(B)/liburing-ffi.o
+	@mkdir -p $(B)/lib
+	rm -f $@
+	$(AR) rcs $@ $<
 
 $(B)/lib/pkgconfig/%.pc: pkgconfig/%.pc.in
 	@mkdir -p $(B)/lib/pkgconfig

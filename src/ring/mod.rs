@@ -5,6 +5,7 @@ pub mod types;
 pub mod setup;
 pub mod queue;
 pub mod register;
+pub mod buf_ring;
 pub mod probe;
 pub mod version;
 

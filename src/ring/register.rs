@@ -4,11 +4,29 @@ use core::ffi::c_void;
 
 use super::setup::{mmap_rings, unmap_rings};
 use super::types::{int_flags, IoUring, IoUringCq, IoUringSq};
+use core::mem::size_of;
+
 use crate::sys::{
-    self, io_uring_params, io_uring_probe, io_uring_rsrc_update, IORING_FEAT_REG_REG_RING,
-    IORING_REGISTER_ENABLE_RINGS, IORING_REGISTER_PROBE, IORING_REGISTER_RESIZE_RINGS,
-    IORING_REGISTER_RING_FDS, IORING_REGISTER_USE_REGISTERED_RING, IORING_SETUP_NO_MMAP,
-    IORING_SETUP_NO_SQARRAY, IORING_UNREGISTER_RING_FDS,
+    self, io_uring_bpf, io_uring_buf_reg, io_uring_buf_status, io_uring_clock_register,
+    io_uring_clone_buffers, io_uring_file_index_range, io_uring_mem_region_reg, io_uring_napi,
+    io_uring_params, io_uring_probe, io_uring_query_hdr, io_uring_reg_wait, io_uring_restriction,
+    io_uring_rsrc_register, io_uring_rsrc_update, io_uring_rsrc_update2, io_uring_sqe,
+    io_uring_sync_cancel_reg, io_uring_zcrx_ifq_reg, zcrx_ctrl, IORING_FEAT_NO_IOWAIT,
+    IORING_FEAT_REG_REG_RING, IORING_REGISTER_BPF_FILTER, IORING_REGISTER_BUFFERS,
+    IORING_REGISTER_BUFFERS2, IORING_REGISTER_BUFFERS_UPDATE, IORING_REGISTER_CLOCK,
+    IORING_REGISTER_CLONE_BUFFERS, IORING_REGISTER_ENABLE_RINGS, IORING_REGISTER_EVENTFD,
+    IORING_REGISTER_EVENTFD_ASYNC, IORING_REGISTER_FILES, IORING_REGISTER_FILES2,
+    IORING_REGISTER_FILES_UPDATE, IORING_REGISTER_FILES_UPDATE2, IORING_REGISTER_FILE_ALLOC_RANGE,
+    IORING_REGISTER_IOWQ_AFF, IORING_REGISTER_IOWQ_MAX_WORKERS, IORING_REGISTER_MEM_REGION,
+    IORING_REGISTER_NAPI, IORING_REGISTER_PBUF_RING, IORING_REGISTER_PBUF_STATUS,
+    IORING_REGISTER_PERSONALITY, IORING_REGISTER_PROBE, IORING_REGISTER_QUERY,
+    IORING_REGISTER_RESIZE_RINGS, IORING_REGISTER_RESTRICTIONS, IORING_REGISTER_RING_FDS,
+    IORING_REGISTER_SEND_MSG_RING, IORING_REGISTER_SRC_REGISTERED, IORING_REGISTER_SYNC_CANCEL,
+    IORING_REGISTER_USE_REGISTERED_RING, IORING_REGISTER_ZCRX_CTRL, IORING_REGISTER_ZCRX_IFQ,
+    IORING_RSRC_REGISTER_SPARSE, IORING_SETUP_NO_MMAP, IORING_SETUP_NO_SQARRAY,
+    IORING_UNREGISTER_BUFFERS, IORING_UNREGISTER_EVENTFD, IORING_UNREGISTER_FILES,
+    IORING_UNREGISTER_IOWQ_AFF, IORING_UNREGISTER_NAPI, IORING_UNREGISTER_PBUF_RING,
+    IORING_UNREGISTER_PERSONALITY, IORING_UNREGISTER_RING_FDS,
 };
 
 /// Issues one register opcode, through the registered ring index when the
@@ -115,4 +133,296 @@ pub fn resize_rings(ring: &mut IoUring, p: &mut io_uring_params) -> i32 {
     // The kernel reads p.flags as resize flags; leave it clean for reuse.
     p.flags = 0;
     ret
+}
+
+// ---------------------------------------------------------------------------
+// Buffers and files
+// ---------------------------------------------------------------------------
+
+#[inline]
+fn as_arg<T>(v: &T) -> *const c_void {
+    v as *const T as *const c_void
+}
+
+/// `io_uring_register_buffers`.
+pub fn register_buffers(ring: &IoUring, iovecs: *const libc::iovec, nr: u32) -> i32 {
+    do_register(ring, IORING_REGISTER_BUFFERS, iovecs as *const c_void, nr)
+}
+
+/// `io_uring_register_buffers_tags`.
+pub fn register_buffers_tags(ring: &IoUring, iovecs: *const libc::iovec, tags: *const u64, nr: u32) -> i32 {
+    let reg = io_uring_rsrc_register { nr, data: iovecs as u64, tags: tags as u64, ..Default::default() };
+    do_register(ring, IORING_REGISTER_BUFFERS2, as_arg(&reg), size_of::<io_uring_rsrc_register>() as u32)
+}
+
+/// `io_uring_register_buffers_sparse`.
+pub fn register_buffers_sparse(ring: &IoUring, nr: u32) -> i32 {
+    let reg = io_uring_rsrc_register { nr, flags: IORING_RSRC_REGISTER_SPARSE, ..Default::default() };
+    do_register(ring, IORING_REGISTER_BUFFERS2, as_arg(&reg), size_of::<io_uring_rsrc_register>() as u32)
+}
+
+/// `io_uring_register_buffers_update_tag`.
+pub fn register_buffers_update_tag(
+    ring: &IoUring,
+    off: u32,
+    iovecs: *const libc::iovec,
+    tags: *const u64,
+    nr: u32,
+) -> i32 {
+    let up = io_uring_rsrc_update2 { offset: off, data: iovecs as u64, tags: tags as u64, nr, ..Default::default() };
+    do_register(ring, IORING_REGISTER_BUFFERS_UPDATE, as_arg(&up), size_of::<io_uring_rsrc_update2>() as u32)
+}
+
+/// `io_uring_unregister_buffers`.
+pub fn unregister_buffers(ring: &IoUring) -> i32 {
+    do_register(ring, IORING_UNREGISTER_BUFFERS, core::ptr::null(), 0)
+}
+
+/// Raises the soft RLIMIT_NOFILE by `nr` when it is below `nr`, as liburing
+/// does before retrying a file registration that failed with -EMFILE.
+/// A failing setrlimit is ignored: the retry then reports the real error.
+fn bump_nofile(nr: u32) {
+    let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: rl is a valid, writable rlimit.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) } < 0 {
+        return;
+    }
+    if rl.rlim_cur < nr as libc::rlim_t {
+        rl.rlim_cur = rl.rlim_cur.saturating_add(nr as libc::rlim_t);
+        // SAFETY: rl is a valid rlimit; only this process's limit changes.
+        unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &rl) };
+    }
+}
+
+/// Runs a file registration, retrying once with a raised fd limit when the
+/// kernel says the table would exceed RLIMIT_NOFILE.
+fn with_nofile_retry(nr: u32, mut f: impl FnMut() -> i32) -> i32 {
+    let ret = f();
+    if ret != -libc::EMFILE {
+        return ret;
+    }
+    bump_nofile(nr);
+    f()
+}
+
+/// `io_uring_register_files`.
+pub fn register_files(ring: &IoUring, files: *const i32, nr: u32) -> i32 {
+    with_nofile_retry(nr, || do_register(ring, IORING_REGISTER_FILES, files as *const c_void, nr))
+}
+
+/// `io_uring_register_files_tags`.
+pub fn register_files_tags(ring: &IoUring, files: *const i32, tags: *const u64, nr: u32) -> i32 {
+    let reg = io_uring_rsrc_register { nr, data: files as u64, tags: tags as u64, ..Default::default() };
+    with_nofile_retry(nr, || {
+        do_register(ring, IORING_REGISTER_FILES2, as_arg(&reg), size_of::<io_uring_rsrc_register>() as u32)
+    })
+}
+
+/// `io_uring_register_files_sparse`.
+pub fn register_files_sparse(ring: &IoUring, nr: u32) -> i32 {
+    let reg = io_uring_rsrc_register { nr, flags: IORING_RSRC_REGISTER_SPARSE, ..Default::default() };
+    with_nofile_retry(nr, || {
+        do_register(ring, IORING_REGISTER_FILES2, as_arg(&reg), size_of::<io_uring_rsrc_register>() as u32)
+    })
+}
+
+/// `io_uring_register_files_update`: returns how many slots were updated.
+pub fn register_files_update(ring: &IoUring, off: u32, files: *const i32, nr: u32) -> i32 {
+    let up = io_uring_rsrc_update { offset: off, resv: 0, data: files as u64 };
+    do_register(ring, IORING_REGISTER_FILES_UPDATE, as_arg(&up), nr)
+}
+
+/// `io_uring_register_files_update_tag`.
+pub fn register_files_update_tag(ring: &IoUring, off: u32, files: *const i32, tags: *const u64, nr: u32) -> i32 {
+    let up = io_uring_rsrc_update2 { offset: off, data: files as u64, tags: tags as u64, nr, ..Default::default() };
+    do_register(ring, IORING_REGISTER_FILES_UPDATE2, as_arg(&up), size_of::<io_uring_rsrc_update2>() as u32)
+}
+
+/// `io_uring_unregister_files`.
+pub fn unregister_files(ring: &IoUring) -> i32 {
+    do_register(ring, IORING_UNREGISTER_FILES, core::ptr::null(), 0)
+}
+
+/// `io_uring_register_file_alloc_range`: the range goes in `arg`, `nr_args` is 0.
+pub fn register_file_alloc_range(ring: &IoUring, off: u32, len: u32) -> i32 {
+    let range = io_uring_file_index_range { off, len, resv: 0 };
+    do_register(ring, IORING_REGISTER_FILE_ALLOC_RANGE, as_arg(&range), 0)
+}
+
+/// `__io_uring_clone_buffers_offset`: `src` is named by its registered index
+/// only when asked to and when the kernel can resolve it that way.
+pub fn clone_buffers_offset(dst: &IoUring, src: &IoUring, dst_off: u32, src_off: u32, nr: u32, flags: u32) -> i32 {
+    let mut buf = io_uring_clone_buffers { flags, src_off, dst_off, nr, ..Default::default() };
+    if flags & IORING_REGISTER_SRC_REGISTERED != 0 && src.int_flags & int_flags::REG_REG_RING != 0 {
+        buf.src_fd = src.enter_ring_fd as u32;
+    } else {
+        buf.src_fd = src.ring_fd as u32;
+        buf.flags &= !IORING_REGISTER_SRC_REGISTERED;
+    }
+    do_register(dst, IORING_REGISTER_CLONE_BUFFERS, as_arg(&buf), 1)
+}
+
+// ---------------------------------------------------------------------------
+// Notification, credentials, io-wq, misc ring settings
+// ---------------------------------------------------------------------------
+
+/// `io_uring_register_eventfd`.
+pub fn register_eventfd(ring: &IoUring, fd: i32) -> i32 {
+    do_register(ring, IORING_REGISTER_EVENTFD, as_arg(&fd), 1)
+}
+
+/// `io_uring_register_eventfd_async`.
+pub fn register_eventfd_async(ring: &IoUring, fd: i32) -> i32 {
+    do_register(ring, IORING_REGISTER_EVENTFD_ASYNC, as_arg(&fd), 1)
+}
+
+/// `io_uring_unregister_eventfd`.
+pub fn unregister_eventfd(ring: &IoUring) -> i32 {
+    do_register(ring, IORING_UNREGISTER_EVENTFD, core::ptr::null(), 0)
+}
+
+/// `io_uring_register_personality`: returns the new personality id.
+pub fn register_personality(ring: &IoUring) -> i32 {
+    do_register(ring, IORING_REGISTER_PERSONALITY, core::ptr::null(), 0)
+}
+
+/// `io_uring_unregister_personality`: the id travels in `nr_args`.
+pub fn unregister_personality(ring: &IoUring, id: i32) -> i32 {
+    do_register(ring, IORING_UNREGISTER_PERSONALITY, core::ptr::null(), id as u32)
+}
+
+/// `io_uring_register_restrictions`.
+pub fn register_restrictions(ring: &IoUring, res: *mut io_uring_restriction, nr: u32) -> i32 {
+    do_register(ring, IORING_REGISTER_RESTRICTIONS, res as *const c_void, nr)
+}
+
+/// `io_uring_register_iowq_aff`: the kernel takes the mask size in an
+/// int-sized argument, so sizes that do not fit are refused up front.
+pub fn register_iowq_aff(ring: &IoUring, cpusz: usize, mask: *const libc::cpu_set_t) -> i32 {
+    if cpusz >= 1usize << 31 {
+        return -libc::EINVAL;
+    }
+    do_register(ring, IORING_REGISTER_IOWQ_AFF, mask as *const c_void, cpusz as u32)
+}
+
+/// `io_uring_unregister_iowq_aff`.
+pub fn unregister_iowq_aff(ring: &IoUring) -> i32 {
+    do_register(ring, IORING_UNREGISTER_IOWQ_AFF, core::ptr::null(), 0)
+}
+
+/// `io_uring_register_iowq_max_workers`: `val` is `[bounded, unbounded]`,
+/// in and out.
+pub fn register_iowq_max_workers(ring: &IoUring, val: *mut u32) -> i32 {
+    do_register(ring, IORING_REGISTER_IOWQ_MAX_WORKERS, val as *const c_void, 2)
+}
+
+/// `io_uring_register_sync_cancel`.
+pub fn register_sync_cancel(ring: &IoUring, reg: *mut io_uring_sync_cancel_reg) -> i32 {
+    do_register(ring, IORING_REGISTER_SYNC_CANCEL, reg as *const c_void, 1)
+}
+
+/// `io_uring_register_sync_msg`: a ring-less call, so fd is -1.
+pub fn register_sync_msg(sqe: *mut io_uring_sqe) -> i32 {
+    // SAFETY: the kernel reads one SQE from `sqe`, which the caller owns.
+    unsafe { sys::io_uring_register(-1, IORING_REGISTER_SEND_MSG_RING, sqe as *const c_void, 1) }
+}
+
+/// `io_uring_register_napi`.
+pub fn register_napi(ring: &IoUring, napi: *mut io_uring_napi) -> i32 {
+    do_register(ring, IORING_REGISTER_NAPI, napi as *const c_void, 1)
+}
+
+/// `io_uring_unregister_napi`: the kernel writes the old settings to `napi`
+/// when it is non-null.
+pub fn unregister_napi(ring: &IoUring, napi: *mut io_uring_napi) -> i32 {
+    do_register(ring, IORING_UNREGISTER_NAPI, napi as *const c_void, 1)
+}
+
+/// `io_uring_register_clock`.
+pub fn register_clock(ring: &IoUring, arg: *mut io_uring_clock_register) -> i32 {
+    do_register(ring, IORING_REGISTER_CLOCK, arg as *const c_void, 0)
+}
+
+/// `io_uring_set_iowait`: a purely local flag, honoured by later waits.
+pub fn set_iowait(ring: &mut IoUring, enable: bool) -> i32 {
+    if ring.features & IORING_FEAT_NO_IOWAIT == 0 {
+        return -libc::EOPNOTSUPP;
+    }
+    if enable {
+        ring.int_flags &= !int_flags::NO_IOWAIT;
+    } else {
+        ring.int_flags |= int_flags::NO_IOWAIT;
+    }
+    0
+}
+
+// ---------------------------------------------------------------------------
+// Memory regions, zero-copy rx, filters, queries
+// ---------------------------------------------------------------------------
+
+/// `io_uring_register_region`.
+pub fn register_region(ring: &IoUring, reg: *mut io_uring_mem_region_reg) -> i32 {
+    do_register(ring, IORING_REGISTER_MEM_REGION, reg as *const c_void, 1)
+}
+
+/// `io_uring_register_wait_reg`: liburing 2.15 keeps this entry point but
+/// always refuses it; wait regions go through `io_uring_register_region`.
+pub fn register_wait_reg(_ring: &IoUring, _reg: *mut io_uring_reg_wait, _nr: i32) -> i32 {
+    -libc::EINVAL
+}
+
+/// `io_uring_register_ifq`.
+pub fn register_ifq(ring: &IoUring, reg: *mut io_uring_zcrx_ifq_reg) -> i32 {
+    do_register(ring, IORING_REGISTER_ZCRX_IFQ, reg as *const c_void, 1)
+}
+
+/// `io_uring_register_zcrx_ctrl`.
+pub fn register_zcrx_ctrl(ring: &IoUring, ctrl: *mut zcrx_ctrl) -> i32 {
+    do_register(ring, IORING_REGISTER_ZCRX_CTRL, ctrl as *const c_void, 0)
+}
+
+/// `io_uring_register_bpf_filter`.
+pub fn register_bpf_filter(ring: &IoUring, bpf: *mut io_uring_bpf) -> i32 {
+    do_register(ring, IORING_REGISTER_BPF_FILTER, bpf as *const c_void, 1)
+}
+
+/// `io_uring_register_bpf_filter_task`: applies to the calling task, no ring.
+pub fn register_bpf_filter_task(bpf: *mut io_uring_bpf) -> i32 {
+    // SAFETY: the kernel reads one io_uring_bpf from `bpf`.
+    unsafe { sys::io_uring_register(-1, IORING_REGISTER_BPF_FILTER, bpf as *const c_void, 1) }
+}
+
+/// `io_uring_register_query`: a ring-less call walking a chain of headers.
+pub fn register_query(query: *mut io_uring_query_hdr) -> i32 {
+    // SAFETY: the kernel follows the caller's header chain, checking each
+    // entry's size and address.
+    unsafe { sys::io_uring_register(-1, IORING_REGISTER_QUERY, query as *const c_void, 0) }
+}
+
+// ---------------------------------------------------------------------------
+// Provided-buffer rings (registration only; setup/free live in buf_ring.rs)
+// ---------------------------------------------------------------------------
+
+/// `io_uring_register_buf_ring`: `flags` are merged into `reg.flags`, which
+/// the caller sees afterwards, as in liburing.
+pub fn register_buf_ring(ring: &IoUring, reg: &mut io_uring_buf_reg, flags: u32) -> i32 {
+    reg.flags |= flags as u16;
+    do_register(ring, IORING_REGISTER_PBUF_RING, reg as *mut _ as *const c_void, 1)
+}
+
+/// `io_uring_unregister_buf_ring`.
+pub fn unregister_buf_ring(ring: &IoUring, bgid: i32) -> i32 {
+    let reg = io_uring_buf_reg { bgid: bgid as u16, ..Default::default() };
+    do_register(ring, IORING_UNREGISTER_PBUF_RING, as_arg(&reg), 1)
+}
+
+/// `io_uring_buf_ring_head`: the kernel's consumer head of group `bgid`.
+pub fn buf_ring_head(ring: &IoUring, bgid: i32, head: &mut u16) -> i32 {
+    let mut st = io_uring_buf_status { buf_group: bgid as u32, ..Default::default() };
+    let ret = do_register(ring, IORING_REGISTER_PBUF_STATUS, &mut st as *mut _ as *const c_void, 1);
+    if ret != 0 {
+        return ret;
+    }
+    *head = st.head as u16;
+    0
 }

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Provided-buffer rings:
+ *  - io_uring_setup_buf_ring in user memory: buffer-select reads pick the
+ *    buffers in ring order, io_uring_buf_ring_head follows the kernel's
+ *    consumption, io_uring_buf_ring_available agrees;
+ *  - errors: duplicate group -EEXIST, non power of two and more than 32768
+ *    entries -EINVAL, unknown group -ENOENT for head/unregister/free;
+ *  - io_uring_register_buf_ring by hand: flags are merged into reg->flags,
+ *    a misaligned ring is -EINVAL;
+ *  - IOU_PBUF_RING_MMAP: the ring is the kernel's, mapped from the ring fd;
+ *  - IOU_PBUF_RING_INC: one buffer serves several reads, in order;
+ *  - repeated setup/free and failed setups leak no mapping or fd.
+ */
+#include <liburing.h>
+#include <sys/mman.h>
+#include "test-util.h"
+
+#define BUF_SZ 256
+
+static int reap(struct io_uring *ring, struct io_uring_cqe *out, int want)
+{
+	int got = 0;
+
+	while (got < want) {
+		struct __kernel_timespec ts = { .tv_sec = 1 };
+		struct io_uring_cqe *cqe;
+
+		if (io_uring_wait_cqe_timeout(ring, &cqe, &ts))
+			break;
+		out[got++] = *cqe;
+		io_uring_cqe_seen(ring, cqe);
+	}
+	return got;
+}
+
+/* Writes `len` bytes of `c` into the pipe, reads them with buffer select
+ * from group `bgid`; returns the CQE's res and flags. */
+struct rd {
+	int res;
+	unsigned flags;
+};
+
+static struct rd select_read(struct io_uring *ring, int p[2], int bgid,
+			     unsigned len, char c)
+{
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe cqe;
+	char data[BUF_SZ];
+
+	CHECK(len <= sizeof(data), "len");
+	memset(data, c, len);
+	CHECK_EQ(write(p[1], data, len), len, "pipe write");
+	sqe = io_uring_get_sqe(ring);
+	io_uring_prep_read(sqe, p[0], NULL, BUF_SZ, 0);
+	sqe->flags |= IOSQE_BUFFER_SELECT;
+	sqe->buf_group = bgid;
+	CHECK_EQ(io_uring_submit(ring), 1, "submit read");
+	CHECK_EQ(reap(ring, &cqe, 1), 1, "read cqe");
+	return (struct rd){ cqe.res, cqe.flags };
+}
+
+static void fill(struct io_uring_buf_ring *br, char *mem, unsigned n)
+{
+	int mask = io_uring_buf_ring_mask(n);
+
+	for (unsigned i = 0; i < n; i++)
+		io_uring_buf_ring_add(br, mem + i * BUF_SZ, BUF_SZ, i, mask, i);
+	io_uring_buf_ring_advance(br, n);
+}
+
+/* Consumes `n` buffers of group `bgid`, checking ids and contents. */
+static void consume(struct io_uring *ring, struct io_uring_buf_ring *br,
+		    char *mem, int bgid, unsigned n, unsigned entries)
+{
+	int p[2];
+	uint16_t head;
+
+	CHECK(pipe(p) == 0, "pipe");
+	for (unsigned i = 0; i < n; i++) {
+		struct rd cqe;
+		unsigned bid;
+
+		cqe = select_read(ring, p, bgid, 10 + i, 'a' + i);
+		CHECK_EQ(cqe.res, 10 + i, "read length");
+		CHECK(cqe.flags & IORING_CQE_F_BUFFER, "no buffer flag");
+		bid = cqe.flags >> IORING_CQE_BUFFER_SHIFT;
+		CHECK_EQ(bid, i, "buffers are used in ring order");
+		for (unsigned j = 0; j < 10 + i; j++)
+			CHECK(mem[bid * BUF_SZ + j] == (char)('a' + i),
+			      "content of buffer %u", bid);
+		CHECK_EQ(io_uring_buf_ring_head(ring, bgid, &head), 0, "head");
+		CHECK_EQ(head, i + 1, "kernel head follows consumption");
+		CHECK_EQ(io_uring_buf_ring_available(ring, br, bgid),
+			 entries - i - 1, "available");
+	}
+	/* Group exhausted: the next read has no buffer. */
+	if (n == entries) {
+		struct rd cqe = select_read(ring, p, bgid, 1, 'z');
+
+		CHECK_EQ(cqe.res, -ENOBUFS, "empty group");
+	}
+	close(p[0]);
+	close(p[1]);
+}
+
+static void user_ring(void)
+{
+	struct io_uring ring;
+	struct io_uring_buf_ring *br, *br2;
+	static char mem[8 * BUF_SZ];
+	int err = 1;
+	uint16_t head = 0xffff;
+
+	CHECK_EQ(io_uring_queue_init(8, &ring, 0), 0, "queue_init");
+	br = io_uring_setup_buf_ring(&ring, 8, 3, 0, &err);
+	if (!br && err == -EINVAL)
+		SKIP("kernel lacks provided-buffer rings");
+	CHECK(br, "setup_buf_ring: %d", err);
+	CHECK_EQ(err, 0, "err on success");
+	CHECK_EQ(io_uring_buf_ring_head(&ring, 3, &head), 0, "head");
+	CHECK_EQ(head, 0, "initial head");
+	CHECK_EQ(io_uring_buf_ring_available(&ring, br, 3), 0, "empty ring");
+
+	br2 = io_uring_setup_buf_ring(&ring, 8, 3, 0, &err);
+	CHECK(!br2, "duplicate group accepted");
+	CHECK_EQ(err, -EEXIST, "duplicate group");
+
+	fill(br, mem, 8);
+	CHECK_EQ(io_uring_buf_ring_available(&ring, br, 3), 8, "full ring");
+	consume(&ring, br, mem, 3, 8, 8);
+
+	CHECK_EQ(io_uring_free_buf_ring(&ring, br, 8, 3), 0, "free");
+	CHECK_EQ(io_uring_buf_ring_head(&ring, 3, &head), -ENOENT,
+		 "head of freed group");
+	CHECK_EQ(io_uring_unregister_buf_ring(&ring, 3), -ENOENT,
+		 "unregister freed group");
+	io_uring_queue_exit(&ring);
+}
+
+static void bad_args(void)
+{
+	struct io_uring ring;
+	struct io_uring_buf_ring *br;
+	int err, maps0, fds0;
+
+	CHECK_EQ(io_uring_queue_init(8, &ring, 0), 0, "queue_init");
+	maps0 = tu_count_maps();
+	fds0 = tu_count_fds();
+	br = io_uring_setup_buf_ring(&ring, 7, 1, 0, &err);
+	CHECK(!br && err == -EINVAL, "7 entries: %d", err);
+	br = io_uring_setup_buf_ring(&ring, 65536, 1, 0, &err);
+	CHECK(!br && err == -EINVAL, "65536 entries: %d", err);
+	br = io_uring_setup_buf_ring(&ring, 0, 1, 0, &err);
+	CHECK(!br && err == -EINVAL, "0 entries: %d", err);
+	br = io_uring_setup_buf_ring(&ring, 8, 1, 0x8000, &err);
+	CHECK(!br && err == -EINVAL, "unknown flag: %d", err);
+	CHECK_EQ(tu_count_maps(), maps0, "maps after failed setups");
+	CHECK_EQ(tu_count_fds(), fds0, "fds after failed setups");
+
+	/* The largest allowed ring works. */
+	br = io_uring_setup_buf_ring(&ring, 32768, 1, 0, &err);
+	CHECK(br, "32768 entries: %d", err);
+	CHECK_EQ(io_uring_free_buf_ring(&ring, br, 32768, 1), 0, "free big");
+
+	uint16_t head;
+
+	CHECK_EQ(io_uring_buf_ring_head(&ring, 9, &head), -ENOENT, "no group");
+	CHECK_EQ(io_uring_unregister_buf_ring(&ring, 9), -ENOENT, "no group");
+	/* free of an unknown group fails before unmapping anything. */
+	static struct io_uring_buf_ring fake[4];
+
+	CHECK_EQ(io_uring_free_buf_ring(&ring, fake, 4, 9), -ENOENT,
+		 "free unknown group");
+
+	/* Setup/free cycles leave the address space as it was. */
+	for (int i = 0; i < 200; i++) {
+		br = io_uring_setup_buf_ring(&ring, 64, i & 7, 0, &err);
+		CHECK(br, "cycle setup %d: %d", i, err);
+		CHECK_EQ(io_uring_free_buf_ring(&ring, br, 64, i & 7), 0,
+			 "cycle free");
+	}
+	CHECK_EQ(tu_count_maps(), maps0, "maps after setup/free cycles");
+	CHECK_EQ(tu_count_fds(), fds0, "fds after setup/free cycles");
+	io_uring_queue_exit(&ring);
+}
+
+static void manual(void)
+{
+	struct io_uring ring;
+	struct io_uring_buf_reg reg;
+	static char mem[4 * BUF_SZ];
+	void *ringmem;
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+	CHECK_EQ(io_uring_queue_init(8, &ring, 0), 0, "queue_init");
+	CHECK(posix_memalign(&ringmem, pg, pg) == 0, "posix_memalign");
+	memset(ringmem, 0, pg);
+
+	memset(&reg, 0, sizeof(reg));
+	reg.ring_addr = (unsigned long)ringmem + 64;
+	reg.ring_entries = 4;
+	reg.bgid = 5;
+	CHECK_EQ(io_uring_register_buf_ring(&ring, &reg, 0), -EINVAL,
+		 "misaligned ring");
+
+	memset(&reg, 0, sizeof(reg));
+	reg.ring_addr = (unsigned long)ringmem;
+	reg.ring_entries = 4;
+	reg.bgid = 5;
+	reg.flags = 0;
+	CHECK_EQ(io_uring_register_buf_ring(&ring, &reg, 0x4000), -EINVAL,
+		 "unknown flag");
+	CHECK_EQ(reg.flags, 0x4000, "flags merged into reg");
+	reg.flags = 0;
+	CHECK_EQ(io_uring_register_buf_ring(&ring, &reg, 0), 0, "register");
+	CHECK_EQ(io_uring_register_buf_ring(&ring, &reg, 0), -EEXIST, "again");
+
+	struct io_uring_buf_ring *br = ringmem;
+
+	io_uring_buf_ring_init(br);
+	fill(br, mem, 4);
+	consume(&ring, br, mem, 5, 4, 4);
+	CHECK_EQ(io_uring_unregister_buf_ring(&ring, 5), 0, "unregister");
+	free(ringmem);
+	io_uring_queue_exit(&ring);
+}
+
+static void kernel_mem(void)
+{
+	struct io_uring ring;
+	struct io_uring_buf_ring *br;
+	static char mem[16 * BUF_SZ];
+	int err, maps0;
+
+	CHECK_EQ(io_uring_queue_init(8, &ring, 0), 0, "queue_init");
+	maps0 = tu_count_maps();
+	br = io_uring_setup_buf_ring(&ring, 16, 2, IOU_PBUF_RING_MMAP, &err);
+	CHECK(br, "mmap ring: %d", err);
+	CHECK_EQ(err, 0, "err");
+	CHECK_EQ(tu_count_maps(), maps0 + 1, "one new mapping");
+	fill(br, mem, 16);
+	consume(&ring, br, mem, 2, 5, 16);
+	CHECK_EQ(io_uring_free_buf_ring(&ring, br, 16, 2), 0, "free");
+	CHECK_EQ(tu_count_maps(), maps0, "mapping gone");
+	io_uring_queue_exit(&ring);
+}
+
+static void incremental(void)
+{
+	struct io_uring ring;
+	struct io_uring_buf_ring *br;
+	static char mem[2 * BUF_SZ];
+	struct rd cqe;
+	int err, p[2];
+
+	CHECK_EQ(io_uring_queue_init(8, &ring, 0), 0, "queue_init");
+	br = io_uring_setup_buf_ring(&ring, 2, 4, IOU_PBUF_RING_INC, &err);
+	if (!br && err == -EINVAL) {
+		fprintf(stderr, "incremental buffer rings unsupported\n");
+		io_uring_queue_exit(&ring);
+		return;
+	}
+	CHECK(br, "inc ring: %d", err);
+	fill(br, mem, 2);
+	CHECK(pipe(p) == 0, "pipe");
+
+	/* Three reads of 50 bytes share buffer 0 at offsets 0, 50, 100. */
+	for (int i = 0; i < 3; i++) {
+		cqe = select_read(&ring, p, 4, 50, 'p' + i);
+		CHECK_EQ(cqe.res, 50, "inc read");
+		CHECK_EQ(cqe.flags >> IORING_CQE_BUFFER_SHIFT, 0, "same buffer");
+		CHECK(cqe.flags & IORING_CQE_F_BUF_MORE, "buffer has room");
+		for (int j = 0; j < 50; j++)
+			CHECK(mem[i * 50 + j] == (char)('p' + i),
+			      "inc read %d lands at offset %d", i, i * 50);
+	}
+	/* Reading the remaining 106 bytes finishes buffer 0. */
+	cqe = select_read(&ring, p, 4, BUF_SZ - 150, 'x');
+	CHECK_EQ(cqe.res, BUF_SZ - 150, "last piece");
+	CHECK_EQ(cqe.flags >> IORING_CQE_BUFFER_SHIFT, 0, "still buffer 0");
+	CHECK(!(cqe.flags & IORING_CQE_F_BUF_MORE), "buffer 0 complete");
+	cqe = select_read(&ring, p, 4, 8, 'y');
+	CHECK_EQ(cqe.flags >> IORING_CQE_BUFFER_SHIFT, 1, "then buffer 1");
+	CHECK_EQ(io_uring_free_buf_ring(&ring, br, 2, 4), 0, "free");
+	close(p[0]);
+	close(p[1]);
+	io_uring_queue_exit(&ring);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	tu_set_name(argv[0]);
+	user_ring();
+	bad_args();
+	manual();
+	incremental();
+	kernel_mem();
+	tu_pass();
+	return 0;
+}
