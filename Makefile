@@ -4,6 +4,7 @@
 #   make                 build libraries, headers, .pc files and examples into build/
 #   make demo            the above, then copy a file with examples/link-cp
 #   make test            every test: Rust, C (shared and static), ABI checks
+#   make bench           benchmarks against Debian's liburing (benches/results.md)
 #   make install         install to $(DESTDIR)$(PREFIX)
 
 VERSION    := 2.15
@@ -40,7 +41,7 @@ HEADERS := $(shell find include -name '*.h')
 LINK_SO = $(CC) -shared -Wl,--whole-archive $(RUSTLIB) -Wl,--no-whole-archive \
 	-Wl,--gc-sections -Wl,-z,defs -Wl,-z,now -Wl,-O1
 
-.PHONY: all lib examples demo test install uninstall clean FORCE
+.PHONY: all lib examples demo test bench bench-quick install uninstall clean FORCE
 
 all: lib examples
 
@@ -126,6 +127,13 @@ demo: all
 
 test: all
 	sh scripts/test.sh
+
+# Benchmarks against Debian's liburing (not part of `make test`).
+bench: lib
+	sh benches/run.sh
+
+bench-quick: lib
+	BENCH_QUICK=1 sh benches/run.sh
 
 install: lib
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(INCLUDEDIR)/liburing/io_uring

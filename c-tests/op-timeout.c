@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Timeout opcodes: timeout (expiry and completion count), link_timeout,
+ * timeout_remove, timeout_update.
+ */
+#include "op-util.h"
+
+static struct __kernel_timespec ms(long m)
+{
+	struct __kernel_timespec t = { .tv_sec = m / 1000,
+				       .tv_nsec = (m % 1000) * 1000000 };
+	return t;
+}
+
+int main(int argc, char **argv)
+{
+	struct io_uring ring;
+	struct io_uring_sqe *sqe;
+	struct __kernel_timespec t1, t2;
+	struct op_cqe c[3];
+	long long t0, dt;
+	int p[2];
+	char buf[8];
+
+	(void)argc;
+	tu_set_name(argv[0]);
+	op_ring(&ring, 8, 0);
+
+	/* a 50ms timeout expires with -ETIME after >= 50ms */
+	t1 = ms(50);
+	t0 = tu_now_ns();
+	sqe = op_sqe(&ring);
+	io_uring_prep_timeout(sqe, &t1, 0, 0);
+	CHECK_EQ(op_run1(&ring), -ETIME, "timeout expiry");
+	dt = tu_now_ns() - t0;
+	CHECK(dt >= 45000000LL && dt < 2000000000LL, "timeout took %lld ns", dt);
+
+	/* count = 1: completes with 0 as soon as one other CQE posts */
+	t1 = ms(10000);
+	sqe = op_sqe(&ring);
+	io_uring_prep_timeout(sqe, &t1, 1, 0);
+	io_uring_sqe_set_data64(sqe, 1);
+	sqe = op_sqe(&ring);
+	io_uring_prep_nop(sqe);
+	io_uring_sqe_set_data64(sqe, 2);
+	t0 = tu_now_ns();
+	op_submit(&ring, 2);
+	op_wait_n(&ring, c, 2);
+	CHECK_EQ(c[0].res, 0, "counted timeout");
+	CHECK(tu_now_ns() - t0 < 5000000000LL, "counted timeout waited");
+
+	/* timeout_update shortens a long timeout; timeout_remove cancels */
+	t1 = ms(10000);
+	sqe = op_sqe(&ring);
+	io_uring_prep_timeout(sqe, &t1, 0, 0);
+	io_uring_sqe_set_data64(sqe, 1);
+	op_submit(&ring, 1);
+	t2 = ms(20);
+	sqe = op_sqe(&ring);
+	io_uring_prep_timeout_update(sqe, &t2, 1, 0);
+	io_uring_sqe_set_data64(sqe, 2);
+	t0 = tu_now_ns();
+	op_submit(&ring, 1);
+	op_wait_n(&ring, c, 2);
+	CHECK_EQ(c[1].res, 0, "timeout_update");
+	CHECK_EQ(c[0].res, -ETIME, "updated timeout expiry");
+	CHECK(tu_now_ns() - t0 < 5000000000LL, "update did not shorten");
+
+	sqe = op_sqe(&ring);
+	io_uring_prep_timeout(sqe, &t1, 0, 0);
+	io_uring_sqe_set_data64(sqe, 1);
+	op_submit(&ring, 1);
+	sqe = op_sqe(&ring);
+	io_uring_prep_timeout_remove(sqe, 1, 0);
+	io_uring_sqe_set_data64(sqe, 2);
+	op_submit(&ring, 1);
+	op_wait_n(&ring, c, 2);
+	CHECK_EQ(c[1].res, 0, "timeout_remove");
+	CHECK_EQ(c[0].res, -ECANCELED, "removed timeout");
+	sqe = op_sqe(&ring);
+	io_uring_prep_timeout_remove(sqe, 999, 0);
+	CHECK_EQ(op_run1(&ring), -ENOENT, "timeout_remove unknown");
+
+	/* link_timeout cancels a read that never completes */
+	CHECK(pipe(p) == 0, "pipe");
+	t1 = ms(30);
+	sqe = op_sqe(&ring);
+	io_uring_prep_read(sqe, p[0], buf, sizeof(buf), 0);
+	io_uring_sqe_set_flags(sqe, IOSQE_IO_LINK);
+	io_uring_sqe_set_data64(sqe, 1);
+	sqe = op_sqe(&ring);
+	io_uring_prep_link_timeout(sqe, &t1, 0);
+	io_uring_sqe_set_data64(sqe, 2);
+	op_submit(&ring, 2);
+	op_wait_n(&ring, c, 2);
+	CHECK_EQ(c[0].res, -ECANCELED, "read cut by link_timeout");
+	CHECK_EQ(c[1].res, -ETIME, "link_timeout fired");
+	/* ... and does not fire when the read finishes first */
+	CHECK(write(p[1], "ok", 2) == 2, "write");
+	t1 = ms(5000);
+	sqe = op_sqe(&ring);
+	io_uring_prep_read(sqe, p[0], buf, sizeof(buf), 0);
+	io_uring_sqe_set_flags(sqe, IOSQE_IO_LINK);
+	io_uring_sqe_set_data64(sqe, 1);
+	sqe = op_sqe(&ring);
+	io_uring_prep_link_timeout(sqe, &t1, 0);
+	io_uring_sqe_set_data64(sqe, 2);
+	op_submit(&ring, 2);
+	op_wait_n(&ring, c, 2);
+	CHECK_EQ(c[0].res, 2, "linked read");
+	CHECK_EQ(c[1].res, -ECANCELED, "unused link_timeout");
+
+	io_uring_queue_exit(&ring);
+	tu_pass();
+	return 0;
+}

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers shared by the c-tests/op-*.c programs, which run one real
+ * operation per opcode and check its result.
+ */
+#ifndef LIBURING_RS_OP_UTIL_H
+#define LIBURING_RS_OP_UTIL_H
+
+#include <ftw.h>
+#include <sys/stat.h>
+#include "liburing.h"
+#include "test-util.h"
+
+/* Scratch directory (mkdtemp under /tmp), removed at exit. */
+static char op_dir[64];
+
+static int op_rm_one(const char *p, const struct stat *sb, int type,
+		     struct FTW *ftw)
+{
+	(void)sb; (void)type; (void)ftw;
+	return remove(p);
+}
+
+static void op_rm_dir(void)
+{
+	if (op_dir[0])
+		nftw(op_dir, op_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	op_dir[0] = '\0';
+}
+
+static inline const char *op_mkdtemp(void)
+{
+	snprintf(op_dir, sizeof(op_dir), "/tmp/liburing-rs-op.XXXXXX");
+	if (!mkdtemp(op_dir))
+		FAIL("mkdtemp: %s", strerror(errno));
+	atexit(op_rm_dir);
+	return op_dir;
+}
+
+/* Path inside the scratch directory (static rotating buffers). */
+static inline const char *op_path(const char *name)
+{
+	static char bufs[8][128];
+	static int n;
+	char *b = bufs[n++ & 7];
+
+	snprintf(b, sizeof(bufs[0]), "%s/%s", op_dir, name);
+	return b;
+}
+
+static inline void op_ring(struct io_uring *ring, unsigned entries,
+			   unsigned flags)
+{
+	int ret = io_uring_queue_init(entries, ring, flags);
+
+	if (ret == -ENOSYS || ret == -EPERM)
+		SKIP("io_uring unavailable: %s", strerror(-ret));
+	if (ret < 0)
+		FAIL("io_uring_queue_init(%u, %#x): %s", entries, flags,
+		     strerror(-ret));
+}
+
+/* Skip (77) if the kernel does not support one of these opcodes. */
+static inline void op_need(struct io_uring *ring, int op, const char *name)
+{
+	struct io_uring_probe *p = io_uring_get_probe_ring(ring);
+
+	if (!p)
+		SKIP("no opcode probe on this kernel");
+	if (!io_uring_opcode_supported(p, op)) {
+		io_uring_free_probe(p);
+		SKIP("kernel lacks %s", name);
+	}
+	io_uring_free_probe(p);
+}
+
+static inline int op_has(struct io_uring *ring, int op)
+{
+	struct io_uring_probe *p = io_uring_get_probe_ring(ring);
+	int r = p && io_uring_opcode_supported(p, op);
+
+	if (p)
+		io_uring_free_probe(p);
+	return r;
+}
+
+static inline struct io_uring_sqe *op_sqe(struct io_uring *ring)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+
+	if (!sqe)
+		FAIL("io_uring_get_sqe returned NULL");
+	return sqe;
+}
+
+struct op_cqe {
+	__u64 user_data;
+	int res;
+	unsigned flags;
+};
+
+/* Waits for one completion, copies it out and marks it seen. */
+static inline struct op_cqe op_wait(struct io_uring *ring)
+{
+	struct io_uring_cqe *cqe;
+	struct op_cqe c;
+	int ret = io_uring_wait_cqe(ring, &cqe);
+
+	if (ret < 0)
+		FAIL("io_uring_wait_cqe: %s", strerror(-ret));
+	c.user_data = cqe->user_data;
+	c.res = cqe->res;
+	c.flags = cqe->flags;
+	io_uring_cqe_seen(ring, cqe);
+	return c;
+}
+
+/* Submits everything queued; fails unless exactly 'want' were submitted. */
+static inline void op_submit(struct io_uring *ring, int want)
+{
+	int ret = io_uring_submit(ring);
+
+	if (ret != want)
+		FAIL("io_uring_submit: %d (%s), want %d", ret,
+		     ret < 0 ? strerror(-ret) : "-", want);
+}
+
+/* Submit the queued SQE and return its completion result. */
+static inline int op_run1(struct io_uring *ring)
+{
+	op_submit(ring, 1);
+	return op_wait(ring).res;
+}
+
+/* Collects n completions into out[], ordered by user_data 1..n. */
+static inline void op_wait_n(struct io_uring *ring, struct op_cqe *out, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct op_cqe c = op_wait(ring);
+
+		if (c.user_data < 1 || c.user_data > (__u64)n)
+			FAIL("unexpected user_data %llu",
+			     (unsigned long long)c.user_data);
+		out[c.user_data - 1] = c;
+	}
+}
+
+/* Result that means "this kernel/filesystem cannot": turn into a skip. */
+static inline void op_skip_if_unsupported(int res, const char *what)
+{
+	if (res == -EINVAL || res == -EOPNOTSUPP || res == -ENOTSUP ||
+	    res == -ENOSYS)
+		SKIP("%s not supported here: %s", what, strerror(-res));
+}
+
+#endif
