@@ -126,7 +126,11 @@ fn enter(ring: &IoUring, submit: u32, wait_nr: u32, flags: u32, arg: *const c_vo
     unsafe { sys::io_uring_enter(ring.enter_ring_fd, submit, wait_nr, flags, arg, sz) }
 }
 
-fn submit_inner(ring: &mut IoUring, submitted: u32, wait_nr: u32, getevents: bool) -> i32 {
+/// The general submit: any ring, including SQPOLL and SQ_REWIND ones.
+#[cold]
+#[inline(never)]
+fn submit_general(ring: &mut IoUring, wait_nr: u32, getevents: bool) -> i32 {
+    let submitted = flush_sq(ring);
     let cq_enter = getevents || wait_nr != 0 || cq_needs_enter(ring);
     let mut flags = ring.enter_flags();
     if sq_needs_enter(ring, submitted, &mut flags) || cq_enter {
@@ -139,23 +143,48 @@ fn submit_inner(ring: &mut IoUring, submitted: u32, wait_nr: u32, getevents: boo
     }
 }
 
+/// Submit (and wait for `wait_nr`). Rings without an SQ thread or SQ rewind
+/// take a straight path: only a syscall submits there, so the decision is
+/// just whether there is anything to submit or reap.
+#[inline(always)]
+fn submit_inner(ring: &mut IoUring, wait_nr: u32, getevents: bool) -> i32 {
+    if ring.flags & (IORING_SETUP_SQPOLL | IORING_SETUP_SQ_REWIND) != 0 {
+        return submit_general(ring, wait_nr, getevents);
+    }
+    let tail = ring.sq.sqe_tail;
+    if ring.sq.sqe_head != tail {
+        ring.sq.sqe_head = tail;
+        // SAFETY: ktail points into the live SQ ring. Release orders the SQE
+        // stores before the tail becomes visible.
+        unsafe { store_release(ring.sq.ktail, tail) };
+    }
+    // SAFETY: khead points into the live SQ ring.
+    let submitted = tail.wrapping_sub(unsafe { load_relaxed(ring.sq.khead) });
+    let mut flags = ring.enter_flags();
+    if wait_nr != 0 || getevents || cq_needs_enter(ring) {
+        flags |= IORING_ENTER_GETEVENTS;
+    } else if submitted == 0 {
+        return 0;
+    }
+    enter(ring, submitted, wait_nr, flags, ptr::null(), NSIG_BYTES)
+}
+
 /// `io_uring_submit`.
-#[inline]
+#[inline(always)]
 pub fn submit(ring: &mut IoUring) -> i32 {
-    let n = flush_sq(ring);
-    submit_inner(ring, n, 0, false)
+    submit_inner(ring, 0, false)
 }
 
 /// `io_uring_submit_and_wait`.
+#[inline(always)]
 pub fn submit_and_wait(ring: &mut IoUring, wait_nr: u32) -> i32 {
-    let n = flush_sq(ring);
-    submit_inner(ring, n, wait_nr, false)
+    submit_inner(ring, wait_nr, false)
 }
 
 /// `io_uring_submit_and_get_events`.
+#[inline(always)]
 pub fn submit_and_get_events(ring: &mut IoUring) -> i32 {
-    let n = flush_sq(ring);
-    submit_inner(ring, n, 0, true)
+    submit_inner(ring, 0, true)
 }
 
 /// `io_uring_get_events`: runs pending task work and flushes overflow.
