@@ -904,7 +904,7 @@ IOURINGINLINE void io_uring_prep_cancel_fd(struct io_uring_sqe *sqe, int fd,
 	LIBURING_NOEXCEPT
 {
 	__io_uring_sqe_core(sqe, IORING_OP_ASYNC_CANCEL, fd, 0, 0, 0);
-	sqe->cancel_flags = (__u32) flags | IORING_ASYNC_CANCEL_FD;
+	sqe->cancel_flags = flags | IORING_ASYNC_CANCEL_FD;
 }
 
 IOURINGINLINE void io_uring_prep_link_timeout(struct io_uring_sqe *sqe,
@@ -1354,7 +1354,7 @@ IOURINGINLINE void io_uring_prep_renameat(struct io_uring_sqe *sqe, int olddfd,
 {
 	io_uring_prep_rw(IORING_OP_RENAMEAT, sqe, olddfd, oldpath,
 			 (__u32) newdfd, uring_ptr_to_u64(newpath));
-	sqe->rename_flags = (__u32) flags;
+	sqe->rename_flags = flags;
 }
 
 IOURINGINLINE void io_uring_prep_rename(struct io_uring_sqe *sqe,
