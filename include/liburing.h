@@ -473,7 +473,10 @@ IOURINGINLINE bool io_uring_cqe_iter_next(struct io_uring_cqe_iter *iter,
 		return false;
 
 	c = &iter->cqes[(pos & iter->mask) << iter->shift];
-	iter->head = pos + ((c->flags & IORING_CQE_F_32) ? 2U : 1U);
+	/* Only CQE_MIXED rings post two-slot CQEs: keep that off the hot path. */
+	if (uring_unlikely(c->flags & IORING_CQE_F_32))
+		pos++;
+	iter->head = pos + 1;
 	*cqe = c;
 	return true;
 }
@@ -1723,14 +1726,12 @@ IOURINGINLINE void io_uring_prep_pipe_direct(struct io_uring_sqe *sqe, int *fds,
 
 /*
  * With SQPOLL the kernel thread moves the SQ head, and we must not reuse
- * an SQE it may still be reading: acquire. Otherwise only our own
- * io_uring_enter() moves it and a plain load is enough.
+ * an SQE it may still be reading: acquire. Taken unconditionally, since an
+ * acquire load is a plain load on x86 and saves testing the ring's flags.
  */
 IOURINGINLINE unsigned io_uring_load_sq_head(const struct io_uring *ring)
 	LIBURING_NOEXCEPT
 {
-	if (!(ring->flags & IORING_SETUP_SQPOLL))
-		return *ring->sq.khead;
 	return io_uring_smp_load_acquire(ring->sq.khead);
 }
 
@@ -1934,11 +1935,19 @@ IOURINGINLINE struct io_uring_sqe *_io_uring_get_sqe(struct io_uring *ring)
 	unsigned head = io_uring_load_sq_head(ring);
 	unsigned tail = sq->sqe_tail;
 	struct io_uring_sqe *sqe;
+	unsigned idx;
 
 	if (tail - head >= sq->ring_entries)
 		return NULL;
+	/*
+	 * A predicted branch on SQE128 is cheaper than a variable shift, and
+	 * indexing before the tail store spares a reload of ring->flags.
+	 */
+	idx = tail & sq->ring_mask;
+	if (uring_unlikely(ring->flags & IORING_SETUP_SQE128))
+		idx <<= 1;
+	sqe = sq->sqes + idx;
 	sq->sqe_tail = tail + 1;
-	sqe = sq->sqes + ((tail & sq->ring_mask) << io_uring_sqe_shift(ring));
 	io_uring_initialize_sqe(sqe);
 	return sqe;
 }
