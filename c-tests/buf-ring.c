@@ -15,24 +15,9 @@
 #include <liburing.h>
 #include <sys/mman.h>
 #include "test-util.h"
+#include "reap-util.h"
 
 #define BUF_SZ 256
-
-static int reap(struct io_uring *ring, struct io_uring_cqe *out, int want)
-{
-	int got = 0;
-
-	while (got < want) {
-		struct __kernel_timespec ts = { .tv_sec = 1 };
-		struct io_uring_cqe *cqe;
-
-		if (io_uring_wait_cqe_timeout(ring, &cqe, &ts))
-			break;
-		out[got++] = *cqe;
-		io_uring_cqe_seen(ring, cqe);
-	}
-	return got;
-}
 
 /* Writes `len` bytes of `c` into the pipe, reads them with buffer select
  * from group `bgid`; returns the CQE's res and flags. */
@@ -56,7 +41,7 @@ static struct rd select_read(struct io_uring *ring, int p[2], int bgid,
 	sqe->flags |= IOSQE_BUFFER_SELECT;
 	sqe->buf_group = bgid;
 	CHECK_EQ(io_uring_submit(ring), 1, "submit read");
-	CHECK_EQ(reap(ring, &cqe, 1), 1, "read cqe");
+	CHECK_EQ(tu_reap(ring, &cqe, 1), 1, "read cqe");
 	return (struct rd){ cqe.res, cqe.flags };
 }
 

@@ -18,38 +18,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "test-util.h"
-
-static int reap_ns(struct io_uring *ring, struct io_uring_cqe *out, int want,
-		   long long ns)
-{
-	int got = 0;
-
-	while (got < want) {
-		struct __kernel_timespec ts = { .tv_sec = ns / 1000000000,
-						.tv_nsec = ns % 1000000000 };
-		struct io_uring_cqe *cqe;
-
-		if (io_uring_wait_cqe_timeout(ring, &cqe, &ts))
-			break;
-		out[got++] = *cqe;
-		io_uring_cqe_seen(ring, cqe);
-	}
-	return got;
-}
-
-/* Waits up to 1 s per expected CQE. */
-static int reap(struct io_uring *ring, struct io_uring_cqe *out, int want)
-{
-	return reap_ns(ring, out, want, 1000000000LL);
-}
-
-/* True when no CQE shows up within 200 ms. */
-static int quiet(struct io_uring *ring)
-{
-	struct io_uring_cqe cqe;
-
-	return reap_ns(ring, &cqe, 1, 200000000LL) == 0;
-}
+#include "reap-util.h"
 
 /* Fixed write of `len` bytes at `buf` (inside registered buffer `idx`) into
  * a pipe; returns the CQE result, checking the bytes when it succeeded. */
@@ -65,7 +34,7 @@ static int fixed_write(struct io_uring *ring, const char *buf, unsigned len,
 	CHECK(pipe(p) == 0, "pipe");
 	io_uring_prep_write_fixed(sqe, p[1], buf, len, 0, idx);
 	CHECK_EQ(io_uring_submit(ring), 1, "submit write_fixed");
-	CHECK_EQ(reap(ring, &cqe, 1), 1, "write_fixed cqe");
+	CHECK_EQ(tu_reap(ring, &cqe, 1), 1, "write_fixed cqe");
 	if (cqe.res > 0) {
 		CHECK_EQ(cqe.res, len, "write_fixed length");
 		CHECK_EQ(read(p[0], got, len), len, "pipe read");
@@ -141,7 +110,7 @@ static void tagged_and_sparse(void)
 	memset(bufs[2], 'C', sizeof(bufs[2]));
 	CHECK_EQ(io_uring_register_buffers_update_tag(&ring, 0, &niov, &ntag, 1),
 		 1, "update slot 0");
-	CHECK_EQ(reap(&ring, cqes, 1), 1, "tag cqe slot 0");
+	CHECK_EQ(tu_reap(&ring, cqes, 1), 1, "tag cqe slot 0");
 	CHECK_EQ(cqes[0].user_data, 201, "old tag slot 0");
 	CHECK_EQ(cqes[0].res, 0, "tag cqe res");
 	CHECK_EQ(fixed_write(&ring, bufs[2], 64, 0), 64, "new buf 0");
@@ -150,7 +119,7 @@ static void tagged_and_sparse(void)
 	CHECK_EQ(io_uring_register_buffers_update_tag(&ring, 2, iov, tags, 1),
 		 -EINVAL, "update at the end");
 	CHECK_EQ(io_uring_unregister_buffers(&ring), 0, "unregister");
-	CHECK_EQ(reap(&ring, cqes, 2), 2, "tags on unregister");
+	CHECK_EQ(tu_reap(&ring, cqes, 2), 2, "tags on unregister");
 	CHECK(cqes[0].user_data + cqes[1].user_data == 202 + 203 &&
 	      (cqes[0].user_data == 202 || cqes[0].user_data == 203),
 	      "unregister tags %llu %llu",
@@ -166,7 +135,7 @@ static void tagged_and_sparse(void)
 	CHECK_EQ(io_uring_register_buffers_update_tag(&ring, 4, iov, NULL, 1),
 		 -EINVAL, "sparse update out of range");
 	CHECK_EQ(io_uring_unregister_buffers(&ring), 0, "unregister sparse");
-	CHECK(quiet(&ring), "untagged: no cqe");
+	CHECK(tu_quiet(&ring), "untagged: no cqe");
 	io_uring_queue_exit(&ring);
 }
 

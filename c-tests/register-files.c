@@ -16,39 +16,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include "test-util.h"
-
-/* Collects CQEs until `want` arrived or 1 s passed; returns the count. */
-static int reap_ns(struct io_uring *ring, struct io_uring_cqe *out, int want,
-		   long long ns)
-{
-	int got = 0;
-
-	while (got < want) {
-		struct __kernel_timespec ts = { .tv_sec = ns / 1000000000,
-						.tv_nsec = ns % 1000000000 };
-		struct io_uring_cqe *cqe;
-
-		if (io_uring_wait_cqe_timeout(ring, &cqe, &ts))
-			break;
-		out[got++] = *cqe;
-		io_uring_cqe_seen(ring, cqe);
-	}
-	return got;
-}
-
-/* Waits up to 1 s per expected CQE. */
-static int reap(struct io_uring *ring, struct io_uring_cqe *out, int want)
-{
-	return reap_ns(ring, out, want, 1000000000LL);
-}
-
-/* True when no CQE shows up within 200 ms. */
-static int quiet(struct io_uring *ring)
-{
-	struct io_uring_cqe cqe;
-
-	return reap_ns(ring, &cqe, 1, 200000000LL) == 0;
-}
+#include "reap-util.h"
 
 static void no_table(void)
 {
@@ -75,7 +43,7 @@ static void fixed_write(struct io_uring *ring, int idx, int rfd, char c)
 	sqe->flags |= IOSQE_FIXED_FILE;
 	sqe->user_data = 0x1234;
 	CHECK_EQ(io_uring_submit(ring), 1, "submit fixed write");
-	CHECK_EQ(reap(ring, &cqe, 1), 1, "fixed write cqe");
+	CHECK_EQ(tu_reap(ring, &cqe, 1), 1, "fixed write cqe");
 	CHECK_EQ(cqe.res, 1, "fixed write res");
 	CHECK_EQ(read(rfd, &got, 1), 1, "read back");
 	CHECK_EQ(got, c, "byte through fixed file");
@@ -148,7 +116,7 @@ static void tagged(void)
 	io_uring_queue_exit(&r2);
 
 	fixed_write(&ring, 1, p[0], 'x');
-	CHECK(quiet(&ring), "no tag cqe while slot in use");
+	CHECK(tu_quiet(&ring), "no tag cqe while slot in use");
 
 	/* Remove slot 0 (tag 101): its tag CQE must arrive. */
 	int minus1 = -1;
@@ -156,7 +124,7 @@ static void tagged(void)
 
 	CHECK_EQ(io_uring_register_files_update_tag(&ring, 0, &minus1, &t0, 1),
 		 1, "remove slot 0");
-	CHECK_EQ(reap(&ring, cqes, 1), 1, "tag cqe for slot 0");
+	CHECK_EQ(tu_reap(&ring, cqes, 1), 1, "tag cqe for slot 0");
 	CHECK_EQ(cqes[0].user_data, 101, "tag of slot 0");
 	CHECK_EQ(cqes[0].res, 0, "tag cqe res");
 
@@ -167,7 +135,7 @@ static void tagged(void)
 		 1, "fill slot 2");
 	CHECK_EQ(io_uring_register_files_update_tag(&ring, 1, &p[0], &t1, 1),
 		 1, "replace slot 1");
-	CHECK_EQ(reap(&ring, cqes, 1), 1, "tag cqe for slot 1");
+	CHECK_EQ(tu_reap(&ring, cqes, 1), 1, "tag cqe for slot 1");
 	CHECK_EQ(cqes[0].user_data, 102, "old tag of slot 1");
 	CHECK_EQ(io_uring_register_files_update_tag(&ring, 2, &p[1], &t2, 5),
 		 -EINVAL, "tagged update out of range");
@@ -175,13 +143,13 @@ static void tagged(void)
 
 	/* Unregistering the table posts the two live tags. */
 	CHECK_EQ(io_uring_unregister_files(&ring), 0, "unregister tagged");
-	CHECK_EQ(reap(&ring, cqes, 2), 2, "tag cqes on unregister");
+	CHECK_EQ(tu_reap(&ring, cqes, 2), 2, "tag cqes on unregister");
 	CHECK((cqes[0].user_data == 103 && cqes[1].user_data == 104) ||
 	      (cqes[0].user_data == 104 && cqes[1].user_data == 103),
 	      "unregister tags %llu %llu",
 	      (unsigned long long)cqes[0].user_data,
 	      (unsigned long long)cqes[1].user_data);
-	CHECK(quiet(&ring), "no further cqes");
+	CHECK(tu_quiet(&ring), "no further cqes");
 	close(p[0]); close(p[1]);
 	io_uring_queue_exit(&ring);
 }
@@ -206,7 +174,7 @@ static void sparse_alloc(void)
 
 		io_uring_prep_socket_direct_alloc(sqe, AF_UNIX, SOCK_DGRAM, 0, 0);
 		CHECK_EQ(io_uring_submit(&ring), 1, "submit socket");
-		CHECK_EQ(reap(&ring, &cqe, 1), 1, "socket cqe");
+		CHECK_EQ(tu_reap(&ring, &cqe, 1), 1, "socket cqe");
 		if (cqe.res == -EINVAL || cqe.res == -EOPNOTSUPP)
 			SKIP("direct socket alloc unsupported (%d)", cqe.res);
 		CHECK_EQ(cqe.res, 10 + i, "allocated slot");

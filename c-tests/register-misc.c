@@ -17,22 +17,7 @@
 #include <sched.h>
 #include <sys/eventfd.h>
 #include "test-util.h"
-
-static int reap(struct io_uring *ring, struct io_uring_cqe *out, int want)
-{
-	int got = 0;
-
-	while (got < want) {
-		struct __kernel_timespec ts = { .tv_sec = 1 };
-		struct io_uring_cqe *cqe;
-
-		if (io_uring_wait_cqe_timeout(ring, &cqe, &ts))
-			break;
-		out[got++] = *cqe;
-		io_uring_cqe_seen(ring, cqe);
-	}
-	return got;
-}
+#include "reap-util.h"
 
 static int nop(struct io_uring *ring, unsigned flags, int personality)
 {
@@ -43,7 +28,7 @@ static int nop(struct io_uring *ring, unsigned flags, int personality)
 	sqe->flags |= flags;
 	sqe->personality = personality;
 	CHECK_EQ(io_uring_submit(ring), 1, "submit nop");
-	CHECK_EQ(reap(ring, &cqe, 1), 1, "nop cqe");
+	CHECK_EQ(tu_reap(ring, &cqe, 1), 1, "nop cqe");
 	return cqe.res;
 }
 
@@ -139,7 +124,7 @@ static void restrictions_test(void)
 
 	io_uring_prep_read(sqe, 0, &b, 1, 0);
 	CHECK_EQ(io_uring_submit(&ring), 1, "submit read");
-	CHECK_EQ(reap(&ring, &cqe, 1), 1, "read cqe");
+	CHECK_EQ(tu_reap(&ring, &cqe, 1), 1, "read cqe");
 	CHECK_EQ(cqe.res, -EACCES, "restricted read");
 	CHECK_EQ(io_uring_register_personality(&ring), -EACCES,
 		 "restricted register op");
@@ -206,7 +191,7 @@ static void sync_cancel_test(void)
 	if (ret == -EINVAL)
 		SKIP("sync cancel unsupported");
 	CHECK_EQ(ret, 0, "sync cancel");
-	CHECK_EQ(reap(&ring, &cqe, 1), 1, "cancelled cqe");
+	CHECK_EQ(tu_reap(&ring, &cqe, 1), 1, "cancelled cqe");
 	CHECK_EQ(cqe.user_data, 0x42, "cancelled user_data");
 	CHECK_EQ(cqe.res, -ECANCELED, "cancelled res");
 	CHECK_EQ(io_uring_register_sync_cancel(&ring, &reg), -ENOENT,
@@ -233,7 +218,7 @@ static void sync_msg_test(void)
 	if (ret == -EINVAL)
 		SKIP("sync msg unsupported");
 	CHECK_EQ(ret, 0, "sync msg");
-	CHECK_EQ(reap(&target, &cqe, 1), 1, "msg cqe");
+	CHECK_EQ(tu_reap(&target, &cqe, 1), 1, "msg cqe");
 	CHECK_EQ(cqe.user_data, 0xabc, "msg user_data");
 	CHECK_EQ(cqe.res, 0x77, "msg res");
 
