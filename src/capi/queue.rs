@@ -105,7 +105,7 @@ pub unsafe extern "C" fn io_uring_submit_and_wait_timeout(
 ) -> i32 {
     let ring = arg!(ring, EINVAL);
     let cqe_ptr = arg!(cqe_ptr, EINVAL);
-    queue::submit_and_wait_timeout(ring, cqe_ptr, wait_nr, ts, 0, sigmask)
+    queue::submit_and_wait_timeout(ring, cqe_ptr, wait_nr, ts, sigmask)
 }
 
 #[no_mangle]

@@ -421,6 +421,33 @@ fn queue_internal_timeout(ring: &mut IoUring, wait_nr: u32, ts: *const __kernel_
     flush_sq(ring) as i32
 }
 
+/// Waits for `wait_nr` CQEs, for at most `ts` if given; with `submit`,
+/// pending SQEs go to the kernel in the same call. Kernels without EXT_ARG
+/// get an internal timeout SQE instead of a timeout argument.
+fn timed_wait(
+    ring: &mut IoUring,
+    cqe_ptr: &mut *mut io_uring_cqe,
+    wait_nr: u32,
+    ts: *const __kernel_timespec,
+    min_wait_usec: u32,
+    sigmask: *const libc::sigset_t,
+    submit: bool,
+) -> i32 {
+    if !ts.is_null() && ring.features & IORING_FEAT_EXT_ARG == 0 {
+        let ret = queue_internal_timeout(ring, wait_nr, ts);
+        if ret < 0 {
+            return ret;
+        }
+        return get_cqe(ring, cqe_ptr, ret as u32, wait_nr, sigmask);
+    }
+    let to_submit = if submit { flush_sq(ring) } else { 0 };
+    if ts.is_null() {
+        get_cqe(ring, cqe_ptr, to_submit, wait_nr, sigmask)
+    } else {
+        wait_ext_arg(ring, cqe_ptr, to_submit, wait_nr, ts, min_wait_usec, sigmask)
+    }
+}
+
 /// `io_uring_wait_cqes`.
 pub fn wait_cqes(
     ring: &mut IoUring,
@@ -429,18 +456,7 @@ pub fn wait_cqes(
     ts: *const __kernel_timespec,
     sigmask: *const libc::sigset_t,
 ) -> i32 {
-    let mut to_submit = 0;
-    if !ts.is_null() {
-        if ring.features & IORING_FEAT_EXT_ARG != 0 {
-            return wait_ext_arg(ring, cqe_ptr, 0, wait_nr, ts, 0, sigmask);
-        }
-        let ret = queue_internal_timeout(ring, wait_nr, ts);
-        if ret < 0 {
-            return ret;
-        }
-        to_submit = ret as u32;
-    }
-    get_cqe(ring, cqe_ptr, to_submit, wait_nr, sigmask)
+    timed_wait(ring, cqe_ptr, wait_nr, ts, 0, sigmask, false)
 }
 
 /// `io_uring_wait_cqes_min_timeout`.
@@ -458,30 +474,15 @@ pub fn wait_cqes_min_timeout(
     wait_ext_arg(ring, cqe_ptr, 0, wait_nr, ts, min_wait_usec, sigmask)
 }
 
-/// `io_uring_submit_and_wait_timeout` and its min-timeout variant.
+/// `io_uring_submit_and_wait_timeout`.
 pub fn submit_and_wait_timeout(
     ring: &mut IoUring,
     cqe_ptr: &mut *mut io_uring_cqe,
     wait_nr: u32,
     ts: *const __kernel_timespec,
-    min_wait_usec: u32,
     sigmask: *const libc::sigset_t,
 ) -> i32 {
-    let to_submit;
-    if !ts.is_null() {
-        if ring.features & IORING_FEAT_EXT_ARG != 0 {
-            let n = flush_sq(ring);
-            return wait_ext_arg(ring, cqe_ptr, n, wait_nr, ts, min_wait_usec, sigmask);
-        }
-        let ret = queue_internal_timeout(ring, wait_nr, ts);
-        if ret < 0 {
-            return ret;
-        }
-        to_submit = ret as u32;
-    } else {
-        to_submit = flush_sq(ring);
-    }
-    get_cqe(ring, cqe_ptr, to_submit, wait_nr, sigmask)
+    timed_wait(ring, cqe_ptr, wait_nr, ts, 0, sigmask, true)
 }
 
 /// `io_uring_submit_and_wait_min_timeout`.
@@ -496,7 +497,7 @@ pub fn submit_and_wait_min_timeout(
     if ring.features & IORING_FEAT_MIN_TIMEOUT == 0 {
         return -libc::EINVAL;
     }
-    submit_and_wait_timeout(ring, cqe_ptr, wait_nr, ts, min_wait_usec, sigmask)
+    timed_wait(ring, cqe_ptr, wait_nr, ts, min_wait_usec, sigmask, true)
 }
 
 /// `io_uring_submit_and_wait_reg`: waits with the parameters of registered
