@@ -2,14 +2,14 @@
 
 use core::ffi::{c_uint, c_void};
 
-use super::EINVAL;
 use crate::ring::queue::NSIG_BYTES;
 use crate::sys::{self, io_uring_params};
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_setup(entries: c_uint, p: *mut io_uring_params) -> i32 {
-    let p = arg!(p, EINVAL);
-    // SAFETY: `p` is a valid params struct for the kernel to read and fill.
+    // The raw wrapper leaves every check to the kernel (a NULL `p` is its
+    // -EFAULT), exactly as liburing's does.
+    // SAFETY: the kernel validates `p` before reading or writing it.
     unsafe { sys::io_uring_setup(entries, p) }
 }
 
