@@ -160,13 +160,23 @@ fn submit_inner(ring: &mut IoUring, wait_nr: u32, getevents: bool) -> i32 {
     }
     // SAFETY: khead points into the live SQ ring.
     let submitted = tail.wrapping_sub(unsafe { load_relaxed(ring.sq.khead) });
-    let mut flags = ring.enter_flags();
-    if wait_nr != 0 || getevents || cq_needs_enter(ring) {
-        flags |= IORING_ENTER_GETEVENTS;
-    } else if submitted == 0 {
-        return 0;
+    let flags = ring.enter_flags();
+    if wait_nr != 0 || getevents {
+        return enter(ring, submitted, wait_nr, flags | IORING_ENTER_GETEVENTS, ptr::null(), NSIG_BYTES);
     }
-    enter(ring, submitted, wait_nr, flags, ptr::null(), NSIG_BYTES)
+    submit_no_wait(ring, submitted, flags)
+}
+
+/// Submit without waiting: reap only if overflow or task work is pending.
+#[inline(always)]
+fn submit_no_wait(ring: &mut IoUring, submitted: u32, flags: u32) -> i32 {
+    if cq_needs_enter(ring) {
+        enter(ring, submitted, 0, flags | IORING_ENTER_GETEVENTS, ptr::null(), NSIG_BYTES)
+    } else if submitted != 0 {
+        enter(ring, submitted, 0, flags, ptr::null(), NSIG_BYTES)
+    } else {
+        0
+    }
 }
 
 /// `io_uring_submit`.
