@@ -11,10 +11,14 @@
 /// unaliased for the call, as liburing's documentation requires; null is the
 /// one misuse we can detect, and it gets an error instead of a crash.
 macro_rules! arg {
+    ($p:expr) => {
+        arg!($p, ())
+    };
     ($p:expr, $err:expr) => {
         // SAFETY: see the macro's documentation.
         match unsafe { $p.as_mut() } {
             Some(r) => r,
+            #[allow(clippy::unused_unit)]
             None => return $err,
         }
     };

@@ -59,14 +59,14 @@ pub unsafe extern "C" fn io_uring_queue_mmap(fd: i32, p: *mut io_uring_params, r
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_queue_exit(ring: *mut IoUring) {
-    let ring = arg!(ring, ());
+    let ring = arg!(ring);
     setup::queue_exit(ring)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_unmap_rings(sq: *mut IoUringSq, cq: *mut IoUringCq) {
-    let sq = arg!(sq, ());
-    let cq = arg!(cq, ());
+    let sq = arg!(sq);
+    let cq = arg!(cq);
     setup::unmap_rings(sq, cq)
 }
 

@@ -18,7 +18,8 @@ pub fn get_probe_ring(ring: &mut IoUring) -> *mut io_uring_probe {
     if probe.is_null() {
         return probe;
     }
-    if super::register::register_probe(ring, probe, PROBE_OPS) < 0 {
+    // SAFETY: the probe has room for PROBE_OPS entries, as the call says.
+    if unsafe { super::register::register_probe(ring, probe, PROBE_OPS) } < 0 {
         // SAFETY: allocated above and not shared.
         unsafe { libc::free(probe.cast()) };
         return core::ptr::null_mut();

@@ -1,4 +1,9 @@
 //! Registration: everything that goes through `io_uring_register(2)`.
+//!
+//! Functions that take raw pointers are `unsafe`: the pointers go to the
+//! kernel as they are, so they must be valid for whatever the opcode reads
+//! or writes, for the duration of the call (what liburing's man pages ask
+//! of C callers). The kernel itself turns bad addresses into `-EFAULT`.
 
 use core::ffi::c_void;
 
@@ -31,7 +36,7 @@ use crate::sys::{
 
 /// Issues one register opcode, through the registered ring index when the
 /// kernel allows it (saves a file lookup).
-pub fn do_register(ring: &IoUring, opcode: u32, arg: *const c_void, nr_args: u32) -> i32 {
+pub unsafe fn do_register(ring: &IoUring, opcode: u32, arg: *const c_void, nr_args: u32) -> i32 {
     let (fd, opcode) = if ring.int_flags & int_flags::REG_REG_RING != 0 {
         (ring.enter_ring_fd, opcode | IORING_REGISTER_USE_REGISTERED_RING)
     } else {
@@ -43,13 +48,13 @@ pub fn do_register(ring: &IoUring, opcode: u32, arg: *const c_void, nr_args: u32
 }
 
 /// `io_uring_register_probe`.
-pub fn register_probe(ring: &IoUring, p: *mut io_uring_probe, nr_ops: u32) -> i32 {
+pub unsafe fn register_probe(ring: &IoUring, p: *mut io_uring_probe, nr_ops: u32) -> i32 {
     do_register(ring, IORING_REGISTER_PROBE, p as *const c_void, nr_ops)
 }
 
 /// `io_uring_enable_rings`: starts a ring created with IORING_SETUP_R_DISABLED.
 pub fn enable_rings(ring: &IoUring) -> i32 {
-    do_register(ring, IORING_REGISTER_ENABLE_RINGS, core::ptr::null(), 0)
+    register_null(ring, IORING_REGISTER_ENABLE_RINGS, 0)
 }
 
 /// `io_uring_register_ring_fd`: returns 1 on success, as the kernel does.
@@ -58,7 +63,7 @@ pub fn register_ring_fd(ring: &mut IoUring) -> i32 {
         return -libc::EEXIST;
     }
     let mut up = io_uring_rsrc_update { offset: u32::MAX, resv: 0, data: ring.ring_fd as u64 };
-    let ret = do_register(ring, IORING_REGISTER_RING_FDS, &mut up as *mut _ as *const c_void, 1);
+    let ret = register_val(ring, IORING_REGISTER_RING_FDS, &mut up, 1);
     if ret == 1 {
         ring.enter_ring_fd = up.offset as i32;
         ring.int_flags |= int_flags::REG_RING;
@@ -74,8 +79,8 @@ pub fn unregister_ring_fd(ring: &mut IoUring) -> i32 {
     if ring.int_flags & int_flags::REG_RING == 0 {
         return -libc::EINVAL;
     }
-    let up = io_uring_rsrc_update { offset: ring.enter_ring_fd as u32, resv: 0, data: 0 };
-    let ret = do_register(ring, IORING_UNREGISTER_RING_FDS, &up as *const _ as *const c_void, 1);
+    let mut up = io_uring_rsrc_update { offset: ring.enter_ring_fd as u32, resv: 0, data: 0 };
+    let ret = register_val(ring, IORING_UNREGISTER_RING_FDS, &mut up, 1);
     if ret == 1 {
         ring.enter_ring_fd = ring.ring_fd;
         ring.int_flags &= !(int_flags::REG_RING | int_flags::REG_REG_RING);
@@ -109,7 +114,7 @@ pub fn resize_rings(ring: &mut IoUring, p: &mut io_uring_params) -> i32 {
     }
     p.sq_off = Default::default();
     p.cq_off = Default::default();
-    let mut ret = do_register(ring, IORING_REGISTER_RESIZE_RINGS, p as *mut _ as *const c_void, 1);
+    let mut ret = register_val(ring, IORING_REGISTER_RESIZE_RINGS, p, 1);
     if ret >= 0 {
         let mut sq = IoUringSq::zeroed();
         let mut cq = IoUringCq::zeroed();
@@ -140,42 +145,50 @@ pub fn resize_rings(ring: &mut IoUring, p: &mut io_uring_params) -> i32 {
 // ---------------------------------------------------------------------------
 
 #[inline]
-fn as_arg<T>(v: &T) -> *const c_void {
-    v as *const T as *const c_void
+/// A register call whose argument is a Rust value the kernel reads or fills.
+fn register_val<T>(ring: &IoUring, opcode: u32, arg: &mut T, nr_args: u32) -> i32 {
+    // SAFETY: `arg` is a live, exclusive borrow for the whole call.
+    unsafe { do_register(ring, opcode, arg as *mut T as *const c_void, nr_args) }
+}
+
+/// A register call that takes no argument memory.
+fn register_null(ring: &IoUring, opcode: u32, nr_args: u32) -> i32 {
+    // SAFETY: a null argument gives the kernel nothing to access.
+    unsafe { do_register(ring, opcode, core::ptr::null(), nr_args) }
 }
 
 /// `io_uring_register_buffers`.
-pub fn register_buffers(ring: &IoUring, iovecs: *const libc::iovec, nr: u32) -> i32 {
+pub unsafe fn register_buffers(ring: &IoUring, iovecs: *const libc::iovec, nr: u32) -> i32 {
     do_register(ring, IORING_REGISTER_BUFFERS, iovecs as *const c_void, nr)
 }
 
 /// `io_uring_register_buffers_tags`.
-pub fn register_buffers_tags(ring: &IoUring, iovecs: *const libc::iovec, tags: *const u64, nr: u32) -> i32 {
-    let reg = io_uring_rsrc_register { nr, data: iovecs as u64, tags: tags as u64, ..Default::default() };
-    do_register(ring, IORING_REGISTER_BUFFERS2, as_arg(&reg), size_of::<io_uring_rsrc_register>() as u32)
+pub unsafe fn register_buffers_tags(ring: &IoUring, iovecs: *const libc::iovec, tags: *const u64, nr: u32) -> i32 {
+    let mut reg = io_uring_rsrc_register { nr, data: iovecs as u64, tags: tags as u64, ..Default::default() };
+    register_val(ring, IORING_REGISTER_BUFFERS2, &mut reg, size_of::<io_uring_rsrc_register>() as u32)
 }
 
 /// `io_uring_register_buffers_sparse`.
 pub fn register_buffers_sparse(ring: &IoUring, nr: u32) -> i32 {
-    let reg = io_uring_rsrc_register { nr, flags: IORING_RSRC_REGISTER_SPARSE, ..Default::default() };
-    do_register(ring, IORING_REGISTER_BUFFERS2, as_arg(&reg), size_of::<io_uring_rsrc_register>() as u32)
+    let mut reg = io_uring_rsrc_register { nr, flags: IORING_RSRC_REGISTER_SPARSE, ..Default::default() };
+    register_val(ring, IORING_REGISTER_BUFFERS2, &mut reg, size_of::<io_uring_rsrc_register>() as u32)
 }
 
 /// `io_uring_register_buffers_update_tag`.
-pub fn register_buffers_update_tag(
+pub unsafe fn register_buffers_update_tag(
     ring: &IoUring,
     off: u32,
     iovecs: *const libc::iovec,
     tags: *const u64,
     nr: u32,
 ) -> i32 {
-    let up = io_uring_rsrc_update2 { offset: off, data: iovecs as u64, tags: tags as u64, nr, ..Default::default() };
-    do_register(ring, IORING_REGISTER_BUFFERS_UPDATE, as_arg(&up), size_of::<io_uring_rsrc_update2>() as u32)
+    let mut up = io_uring_rsrc_update2 { offset: off, data: iovecs as u64, tags: tags as u64, nr, ..Default::default() };
+    register_val(ring, IORING_REGISTER_BUFFERS_UPDATE, &mut up, size_of::<io_uring_rsrc_update2>() as u32)
 }
 
 /// `io_uring_unregister_buffers`.
 pub fn unregister_buffers(ring: &IoUring) -> i32 {
-    do_register(ring, IORING_UNREGISTER_BUFFERS, core::ptr::null(), 0)
+    register_null(ring, IORING_UNREGISTER_BUFFERS, 0)
 }
 
 /// Raises the soft RLIMIT_NOFILE by `nr` when it is below `nr`, as liburing
@@ -206,47 +219,47 @@ fn with_nofile_retry(nr: u32, mut f: impl FnMut() -> i32) -> i32 {
 }
 
 /// `io_uring_register_files`.
-pub fn register_files(ring: &IoUring, files: *const i32, nr: u32) -> i32 {
+pub unsafe fn register_files(ring: &IoUring, files: *const i32, nr: u32) -> i32 {
     with_nofile_retry(nr, || do_register(ring, IORING_REGISTER_FILES, files as *const c_void, nr))
 }
 
 /// `io_uring_register_files_tags`.
-pub fn register_files_tags(ring: &IoUring, files: *const i32, tags: *const u64, nr: u32) -> i32 {
-    let reg = io_uring_rsrc_register { nr, data: files as u64, tags: tags as u64, ..Default::default() };
+pub unsafe fn register_files_tags(ring: &IoUring, files: *const i32, tags: *const u64, nr: u32) -> i32 {
+    let mut reg = io_uring_rsrc_register { nr, data: files as u64, tags: tags as u64, ..Default::default() };
     with_nofile_retry(nr, || {
-        do_register(ring, IORING_REGISTER_FILES2, as_arg(&reg), size_of::<io_uring_rsrc_register>() as u32)
+        register_val(ring, IORING_REGISTER_FILES2, &mut reg, size_of::<io_uring_rsrc_register>() as u32)
     })
 }
 
 /// `io_uring_register_files_sparse`.
 pub fn register_files_sparse(ring: &IoUring, nr: u32) -> i32 {
-    let reg = io_uring_rsrc_register { nr, flags: IORING_RSRC_REGISTER_SPARSE, ..Default::default() };
+    let mut reg = io_uring_rsrc_register { nr, flags: IORING_RSRC_REGISTER_SPARSE, ..Default::default() };
     with_nofile_retry(nr, || {
-        do_register(ring, IORING_REGISTER_FILES2, as_arg(&reg), size_of::<io_uring_rsrc_register>() as u32)
+        register_val(ring, IORING_REGISTER_FILES2, &mut reg, size_of::<io_uring_rsrc_register>() as u32)
     })
 }
 
 /// `io_uring_register_files_update`: returns how many slots were updated.
-pub fn register_files_update(ring: &IoUring, off: u32, files: *const i32, nr: u32) -> i32 {
-    let up = io_uring_rsrc_update { offset: off, resv: 0, data: files as u64 };
-    do_register(ring, IORING_REGISTER_FILES_UPDATE, as_arg(&up), nr)
+pub unsafe fn register_files_update(ring: &IoUring, off: u32, files: *const i32, nr: u32) -> i32 {
+    let mut up = io_uring_rsrc_update { offset: off, resv: 0, data: files as u64 };
+    register_val(ring, IORING_REGISTER_FILES_UPDATE, &mut up, nr)
 }
 
 /// `io_uring_register_files_update_tag`.
-pub fn register_files_update_tag(ring: &IoUring, off: u32, files: *const i32, tags: *const u64, nr: u32) -> i32 {
-    let up = io_uring_rsrc_update2 { offset: off, data: files as u64, tags: tags as u64, nr, ..Default::default() };
-    do_register(ring, IORING_REGISTER_FILES_UPDATE2, as_arg(&up), size_of::<io_uring_rsrc_update2>() as u32)
+pub unsafe fn register_files_update_tag(ring: &IoUring, off: u32, files: *const i32, tags: *const u64, nr: u32) -> i32 {
+    let mut up = io_uring_rsrc_update2 { offset: off, data: files as u64, tags: tags as u64, nr, ..Default::default() };
+    register_val(ring, IORING_REGISTER_FILES_UPDATE2, &mut up, size_of::<io_uring_rsrc_update2>() as u32)
 }
 
 /// `io_uring_unregister_files`.
 pub fn unregister_files(ring: &IoUring) -> i32 {
-    do_register(ring, IORING_UNREGISTER_FILES, core::ptr::null(), 0)
+    register_null(ring, IORING_UNREGISTER_FILES, 0)
 }
 
 /// `io_uring_register_file_alloc_range`: the range goes in `arg`, `nr_args` is 0.
 pub fn register_file_alloc_range(ring: &IoUring, off: u32, len: u32) -> i32 {
-    let range = io_uring_file_index_range { off, len, resv: 0 };
-    do_register(ring, IORING_REGISTER_FILE_ALLOC_RANGE, as_arg(&range), 0)
+    let mut range = io_uring_file_index_range { off, len, resv: 0 };
+    register_val(ring, IORING_REGISTER_FILE_ALLOC_RANGE, &mut range, 0)
 }
 
 /// `__io_uring_clone_buffers_offset`: `src` is named by its registered index
@@ -259,7 +272,7 @@ pub fn clone_buffers_offset(dst: &IoUring, src: &IoUring, dst_off: u32, src_off:
         buf.src_fd = src.ring_fd as u32;
         buf.flags &= !IORING_REGISTER_SRC_REGISTERED;
     }
-    do_register(dst, IORING_REGISTER_CLONE_BUFFERS, as_arg(&buf), 1)
+    register_val(dst, IORING_REGISTER_CLONE_BUFFERS, &mut buf, 1)
 }
 
 // ---------------------------------------------------------------------------
@@ -267,38 +280,38 @@ pub fn clone_buffers_offset(dst: &IoUring, src: &IoUring, dst_off: u32, src_off:
 // ---------------------------------------------------------------------------
 
 /// `io_uring_register_eventfd`.
-pub fn register_eventfd(ring: &IoUring, fd: i32) -> i32 {
-    do_register(ring, IORING_REGISTER_EVENTFD, as_arg(&fd), 1)
+pub fn register_eventfd(ring: &IoUring, mut fd: i32) -> i32 {
+    register_val(ring, IORING_REGISTER_EVENTFD, &mut fd, 1)
 }
 
 /// `io_uring_register_eventfd_async`.
-pub fn register_eventfd_async(ring: &IoUring, fd: i32) -> i32 {
-    do_register(ring, IORING_REGISTER_EVENTFD_ASYNC, as_arg(&fd), 1)
+pub fn register_eventfd_async(ring: &IoUring, mut fd: i32) -> i32 {
+    register_val(ring, IORING_REGISTER_EVENTFD_ASYNC, &mut fd, 1)
 }
 
 /// `io_uring_unregister_eventfd`.
 pub fn unregister_eventfd(ring: &IoUring) -> i32 {
-    do_register(ring, IORING_UNREGISTER_EVENTFD, core::ptr::null(), 0)
+    register_null(ring, IORING_UNREGISTER_EVENTFD, 0)
 }
 
 /// `io_uring_register_personality`: returns the new personality id.
 pub fn register_personality(ring: &IoUring) -> i32 {
-    do_register(ring, IORING_REGISTER_PERSONALITY, core::ptr::null(), 0)
+    register_null(ring, IORING_REGISTER_PERSONALITY, 0)
 }
 
 /// `io_uring_unregister_personality`: the id travels in `nr_args`.
 pub fn unregister_personality(ring: &IoUring, id: i32) -> i32 {
-    do_register(ring, IORING_UNREGISTER_PERSONALITY, core::ptr::null(), id as u32)
+    register_null(ring, IORING_UNREGISTER_PERSONALITY, id as u32)
 }
 
 /// `io_uring_register_restrictions`.
-pub fn register_restrictions(ring: &IoUring, res: *mut io_uring_restriction, nr: u32) -> i32 {
+pub unsafe fn register_restrictions(ring: &IoUring, res: *mut io_uring_restriction, nr: u32) -> i32 {
     do_register(ring, IORING_REGISTER_RESTRICTIONS, res as *const c_void, nr)
 }
 
 /// `io_uring_register_iowq_aff`: the kernel takes the mask size in an
 /// int-sized argument, so sizes that do not fit are refused up front.
-pub fn register_iowq_aff(ring: &IoUring, cpusz: usize, mask: *const libc::cpu_set_t) -> i32 {
+pub unsafe fn register_iowq_aff(ring: &IoUring, cpusz: usize, mask: *const libc::cpu_set_t) -> i32 {
     if cpusz >= 1usize << 31 {
         return -libc::EINVAL;
     }
@@ -307,39 +320,39 @@ pub fn register_iowq_aff(ring: &IoUring, cpusz: usize, mask: *const libc::cpu_se
 
 /// `io_uring_unregister_iowq_aff`.
 pub fn unregister_iowq_aff(ring: &IoUring) -> i32 {
-    do_register(ring, IORING_UNREGISTER_IOWQ_AFF, core::ptr::null(), 0)
+    register_null(ring, IORING_UNREGISTER_IOWQ_AFF, 0)
 }
 
 /// `io_uring_register_iowq_max_workers`: `val` is `[bounded, unbounded]`,
 /// in and out.
-pub fn register_iowq_max_workers(ring: &IoUring, val: *mut u32) -> i32 {
+pub unsafe fn register_iowq_max_workers(ring: &IoUring, val: *mut u32) -> i32 {
     do_register(ring, IORING_REGISTER_IOWQ_MAX_WORKERS, val as *const c_void, 2)
 }
 
 /// `io_uring_register_sync_cancel`.
-pub fn register_sync_cancel(ring: &IoUring, reg: *mut io_uring_sync_cancel_reg) -> i32 {
+pub unsafe fn register_sync_cancel(ring: &IoUring, reg: *mut io_uring_sync_cancel_reg) -> i32 {
     do_register(ring, IORING_REGISTER_SYNC_CANCEL, reg as *const c_void, 1)
 }
 
 /// `io_uring_register_sync_msg`: a ring-less call, so fd is -1.
-pub fn register_sync_msg(sqe: *mut io_uring_sqe) -> i32 {
+pub unsafe fn register_sync_msg(sqe: *mut io_uring_sqe) -> i32 {
     // SAFETY: the kernel reads one SQE from `sqe`, which the caller owns.
     unsafe { sys::io_uring_register(-1, IORING_REGISTER_SEND_MSG_RING, sqe as *const c_void, 1) }
 }
 
 /// `io_uring_register_napi`.
-pub fn register_napi(ring: &IoUring, napi: *mut io_uring_napi) -> i32 {
+pub unsafe fn register_napi(ring: &IoUring, napi: *mut io_uring_napi) -> i32 {
     do_register(ring, IORING_REGISTER_NAPI, napi as *const c_void, 1)
 }
 
 /// `io_uring_unregister_napi`: the kernel writes the old settings to `napi`
 /// when it is non-null.
-pub fn unregister_napi(ring: &IoUring, napi: *mut io_uring_napi) -> i32 {
+pub unsafe fn unregister_napi(ring: &IoUring, napi: *mut io_uring_napi) -> i32 {
     do_register(ring, IORING_UNREGISTER_NAPI, napi as *const c_void, 1)
 }
 
 /// `io_uring_register_clock`.
-pub fn register_clock(ring: &IoUring, arg: *mut io_uring_clock_register) -> i32 {
+pub unsafe fn register_clock(ring: &IoUring, arg: *mut io_uring_clock_register) -> i32 {
     do_register(ring, IORING_REGISTER_CLOCK, arg as *const c_void, 0)
 }
 
@@ -361,39 +374,39 @@ pub fn set_iowait(ring: &mut IoUring, enable: bool) -> i32 {
 // ---------------------------------------------------------------------------
 
 /// `io_uring_register_region`.
-pub fn register_region(ring: &IoUring, reg: *mut io_uring_mem_region_reg) -> i32 {
+pub unsafe fn register_region(ring: &IoUring, reg: *mut io_uring_mem_region_reg) -> i32 {
     do_register(ring, IORING_REGISTER_MEM_REGION, reg as *const c_void, 1)
 }
 
 /// `io_uring_register_wait_reg`: liburing 2.15 keeps this entry point but
 /// always refuses it; wait regions go through `io_uring_register_region`.
-pub fn register_wait_reg(_ring: &IoUring, _reg: *mut io_uring_reg_wait, _nr: i32) -> i32 {
+pub unsafe fn register_wait_reg(_ring: &IoUring, _reg: *mut io_uring_reg_wait, _nr: i32) -> i32 {
     -libc::EINVAL
 }
 
 /// `io_uring_register_ifq`.
-pub fn register_ifq(ring: &IoUring, reg: *mut io_uring_zcrx_ifq_reg) -> i32 {
+pub unsafe fn register_ifq(ring: &IoUring, reg: *mut io_uring_zcrx_ifq_reg) -> i32 {
     do_register(ring, IORING_REGISTER_ZCRX_IFQ, reg as *const c_void, 1)
 }
 
 /// `io_uring_register_zcrx_ctrl`.
-pub fn register_zcrx_ctrl(ring: &IoUring, ctrl: *mut zcrx_ctrl) -> i32 {
+pub unsafe fn register_zcrx_ctrl(ring: &IoUring, ctrl: *mut zcrx_ctrl) -> i32 {
     do_register(ring, IORING_REGISTER_ZCRX_CTRL, ctrl as *const c_void, 0)
 }
 
 /// `io_uring_register_bpf_filter`.
-pub fn register_bpf_filter(ring: &IoUring, bpf: *mut io_uring_bpf) -> i32 {
+pub unsafe fn register_bpf_filter(ring: &IoUring, bpf: *mut io_uring_bpf) -> i32 {
     do_register(ring, IORING_REGISTER_BPF_FILTER, bpf as *const c_void, 1)
 }
 
 /// `io_uring_register_bpf_filter_task`: applies to the calling task, no ring.
-pub fn register_bpf_filter_task(bpf: *mut io_uring_bpf) -> i32 {
+pub unsafe fn register_bpf_filter_task(bpf: *mut io_uring_bpf) -> i32 {
     // SAFETY: the kernel reads one io_uring_bpf from `bpf`.
     unsafe { sys::io_uring_register(-1, IORING_REGISTER_BPF_FILTER, bpf as *const c_void, 1) }
 }
 
 /// `io_uring_register_query`: a ring-less call walking a chain of headers.
-pub fn register_query(query: *mut io_uring_query_hdr) -> i32 {
+pub unsafe fn register_query(query: *mut io_uring_query_hdr) -> i32 {
     // SAFETY: the kernel follows the caller's header chain, checking each
     // entry's size and address.
     unsafe { sys::io_uring_register(-1, IORING_REGISTER_QUERY, query as *const c_void, 0) }
@@ -407,19 +420,19 @@ pub fn register_query(query: *mut io_uring_query_hdr) -> i32 {
 /// the caller sees afterwards, as in liburing.
 pub fn register_buf_ring(ring: &IoUring, reg: &mut io_uring_buf_reg, flags: u32) -> i32 {
     reg.flags |= flags as u16;
-    do_register(ring, IORING_REGISTER_PBUF_RING, reg as *mut _ as *const c_void, 1)
+    register_val(ring, IORING_REGISTER_PBUF_RING, reg, 1)
 }
 
 /// `io_uring_unregister_buf_ring`.
 pub fn unregister_buf_ring(ring: &IoUring, bgid: i32) -> i32 {
-    let reg = io_uring_buf_reg { bgid: bgid as u16, ..Default::default() };
-    do_register(ring, IORING_UNREGISTER_PBUF_RING, as_arg(&reg), 1)
+    let mut reg = io_uring_buf_reg { bgid: bgid as u16, ..Default::default() };
+    register_val(ring, IORING_UNREGISTER_PBUF_RING, &mut reg, 1)
 }
 
 /// `io_uring_buf_ring_head`: the kernel's consumer head of group `bgid`.
 pub fn buf_ring_head(ring: &IoUring, bgid: i32, head: &mut u16) -> i32 {
     let mut st = io_uring_buf_status { buf_group: bgid as u32, ..Default::default() };
-    let ret = do_register(ring, IORING_REGISTER_PBUF_STATUS, &mut st as *mut _ as *const c_void, 1);
+    let ret = register_val(ring, IORING_REGISTER_PBUF_STATUS, &mut st, 1);
     if ret != 0 {
         return ret;
     }

@@ -190,7 +190,7 @@ pub fn mmap_rings(fd: i32, p: &io_uring_params, sq: &mut IoUringSq, cq: &mut IoU
         }
     };
 
-    sq.ring_ptr = match map(sq.ring_sz, IORING_OFF_SQ_RING as u64) {
+    sq.ring_ptr = match map(sq.ring_sz, IORING_OFF_SQ_RING) {
         Ok(m) => m,
         Err(e) => {
             sq.ring_sz = 0;
@@ -207,7 +207,7 @@ pub fn mmap_rings(fd: i32, p: &io_uring_params, sq: &mut IoUringSq, cq: &mut IoU
     if single {
         cq.ring_ptr = sq.ring_ptr;
     } else {
-        match map(cq.ring_sz, IORING_OFF_CQ_RING as u64) {
+        match map(cq.ring_sz, IORING_OFF_CQ_RING) {
             Ok(m) => cq.ring_ptr = m,
             Err(e) => return fail(sq, cq, e),
         }
@@ -217,7 +217,7 @@ pub fn mmap_rings(fd: i32, p: &io_uring_params, sq: &mut IoUringSq, cq: &mut IoU
     let Ok(sqes_sz32) = u32::try_from(sqes_sz) else {
         return fail(sq, cq, -libc::EINVAL);
     };
-    match map(sqes_sz, IORING_OFF_SQES as u64) {
+    match map(sqes_sz, IORING_OFF_SQES) {
         Ok(m) => sq.sqes = m as *mut io_uring_sqe,
         Err(e) => return fail(sq, cq, e),
     }
