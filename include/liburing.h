@@ -472,11 +472,11 @@ IOURINGINLINE bool io_uring_cqe_iter_next(struct io_uring_cqe_iter *iter,
 	if (pos == iter->tail)
 		return false;
 
-	c = &iter->cqes[(pos & iter->mask) << iter->shift];
-	/* Only CQE_MIXED rings post two-slot CQEs: keep that off the hot path. */
-	if (uring_unlikely(c->flags & IORING_CQE_F_32))
-		pos++;
-	iter->head = pos + 1;
+	/* One shift by 4 + shift turns the slot into a byte offset. */
+	c = (struct io_uring_cqe *) ((char *) iter->cqes +
+		((size_t) (pos & iter->mask) << (iter->shift + 4)));
+	/* Two-slot CQEs (CQE_MIXED rings only) advance one more. */
+	iter->head = pos + 1 + ((c->flags & IORING_CQE_F_32) >> 15);
 	*cqe = c;
 	return true;
 }

@@ -160,16 +160,17 @@ fn submit_inner(ring: &mut IoUring, wait_nr: u32, getevents: bool) -> i32 {
     }
     // SAFETY: khead points into the live SQ ring.
     let submitted = tail.wrapping_sub(unsafe { load_relaxed(ring.sq.khead) });
-    let flags = ring.enter_flags();
     if wait_nr != 0 || getevents {
-        return enter(ring, submitted, wait_nr, flags | IORING_ENTER_GETEVENTS, ptr::null(), NSIG_BYTES);
+        let flags = ring.enter_flags() | IORING_ENTER_GETEVENTS;
+        return enter(ring, submitted, wait_nr, flags, ptr::null(), NSIG_BYTES);
     }
-    submit_no_wait(ring, submitted, flags)
+    submit_no_wait(ring, submitted)
 }
 
 /// Submit without waiting: reap only if overflow or task work is pending.
 #[inline(always)]
-fn submit_no_wait(ring: &mut IoUring, submitted: u32, flags: u32) -> i32 {
+fn submit_no_wait(ring: &mut IoUring, submitted: u32) -> i32 {
+    let flags = ring.enter_flags();
     if cq_needs_enter(ring) {
         enter(ring, submitted, 0, flags | IORING_ENTER_GETEVENTS, ptr::null(), NSIG_BYTES)
     } else if submitted != 0 {
