@@ -6,7 +6,9 @@
  *    timeout from that memory; a second region is -EBUSY, a wait-arg
  *    region on an enabled ring and unknown flags are -EINVAL;
  *  - a kernel-allocated region registers too;
- *  - io_uring_register_wait_reg is liburing's stub: always -EINVAL;
+ *  - io_uring_register_wait_reg (a stub returning -EINVAL in liburing)
+ *    registers page-aligned wait slots of an R_DISABLED ring, which
+ *    io_uring_submit_and_wait_reg then uses; bad arguments are -EINVAL;
  *  - io_uring_register_query reports opcode counts that agree with the
  *    probe, flags unknown queries in hdr->result, follows chains;
  *  - io_uring_register_bpf_filter(_task): argument validation.
@@ -95,14 +97,48 @@ static void region_test(void)
 
 static void wait_reg_test(void)
 {
+	long pg = sysconf(_SC_PAGESIZE);
+	struct io_uring_reg_wait *rw;
+	struct io_uring_cqe *cqe;
 	struct io_uring ring;
-	struct io_uring_reg_wait rw;
+	long long t0;
+	int ret;
 
-	memset(&rw, 0, sizeof(rw));
+	rw = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(rw != MAP_FAILED, "mmap");
+
+	/* Bad arguments, and an enabled ring, are refused. */
 	CHECK_EQ(io_uring_queue_init(8, &ring, 0), 0, "queue_init");
-	CHECK_EQ(io_uring_register_wait_reg(&ring, &rw, 1), -EINVAL, "stub");
-	CHECK_EQ(io_uring_register_wait_reg(&ring, NULL, 0), -EINVAL, "stub");
+	CHECK_EQ(io_uring_register_wait_reg(&ring, NULL, 1), -EINVAL, "NULL slots");
+	CHECK_EQ(io_uring_register_wait_reg(&ring, rw, 0), -EINVAL, "no slots");
+	CHECK_EQ(io_uring_register_wait_reg(&ring, rw + 1, 1), -EINVAL, "unaligned");
+	CHECK_EQ(io_uring_register_wait_reg(&ring, rw, 1), -EINVAL, "enabled ring");
 	io_uring_queue_exit(&ring);
+
+	CHECK_EQ(io_uring_queue_init(8, &ring, IORING_SETUP_R_DISABLED), 0,
+		 "queue_init disabled");
+	ret = io_uring_register_wait_reg(&ring, rw, 4);
+	if (ret == -EINVAL && !(ring.features & IORING_FEAT_MIN_TIMEOUT))
+		SKIP("no wait regions on this kernel");
+	CHECK_EQ(ret, 0, "register 4 wait slots");
+	CHECK_EQ(io_uring_register_wait_reg(&ring, rw, 4), -EBUSY, "second region");
+	CHECK_EQ(io_uring_enable_rings(&ring), 0, "enable");
+
+	/* Slot 3 holds a 30 ms timeout; the wait takes it from there. */
+	memset(rw, 0, 4 * sizeof(*rw));
+	rw[3].ts.tv_nsec = 30 * 1000 * 1000;
+	rw[3].flags = IORING_REG_WAIT_TS;
+	t0 = tu_now_ns();
+	CHECK_EQ(io_uring_submit_and_wait_reg(&ring, &cqe, 1, 3), -ETIME,
+		 "wait with slot 3's timeout");
+	CHECK(tu_now_ns() - t0 >= 25 * 1000 * 1000, "timeout too short");
+
+	io_uring_prep_nop(io_uring_get_sqe(&ring));
+	CHECK_EQ(io_uring_submit_and_wait_reg(&ring, &cqe, 1, 3), 1, "submit+wait");
+	CHECK_EQ(io_uring_peek_cqe(&ring, &cqe), 0, "nop completed");
+	io_uring_cqe_seen(&ring, cqe);
+	io_uring_queue_exit(&ring);
+	munmap(rw, pg);
 }
 
 static void query_test(void)

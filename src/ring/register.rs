@@ -14,6 +14,7 @@ use core::mem::size_of;
 use crate::sys::{
     self, io_uring_bpf, io_uring_buf_reg, io_uring_buf_status, io_uring_clock_register,
     io_uring_clone_buffers, io_uring_file_index_range, io_uring_mem_region_reg, io_uring_napi,
+    io_uring_region_desc, IORING_MEM_REGION_REG_WAIT_ARG, IORING_MEM_REGION_TYPE_USER,
     io_uring_params, io_uring_probe, io_uring_query_hdr, io_uring_reg_wait, io_uring_restriction,
     io_uring_rsrc_register, io_uring_rsrc_update, io_uring_rsrc_update2, io_uring_sqe,
     io_uring_sync_cancel_reg, io_uring_zcrx_ifq_reg, zcrx_ctrl, IORING_FEAT_NO_IOWAIT,
@@ -378,10 +379,31 @@ pub unsafe fn register_region(ring: &IoUring, reg: *mut io_uring_mem_region_reg)
     do_register(ring, IORING_REGISTER_MEM_REGION, reg as *const c_void, 1)
 }
 
-/// `io_uring_register_wait_reg`: liburing 2.15 keeps this entry point but
-/// always refuses it; wait regions go through `io_uring_register_region`.
-pub unsafe fn register_wait_reg(_ring: &IoUring, _reg: *mut io_uring_reg_wait, _nr: i32) -> i32 {
-    -libc::EINVAL
+/// `io_uring_register_wait_reg`: makes the `nr` slots at `reg` the ring's
+/// wait-argument region, for `io_uring_submit_and_wait_reg`. liburing 2.15
+/// only answers -EINVAL here; this does what its man page describes, through
+/// a user-memory region. As the kernel requires, `reg` is page-aligned and
+/// the ring still disabled (IORING_SETUP_R_DISABLED).
+pub unsafe fn register_wait_reg(ring: &IoUring, reg: *mut io_uring_reg_wait, nr: i32) -> i32 {
+    let page = super::page_size();
+    if reg.is_null() || nr <= 0 || reg as usize % page != 0 {
+        return -libc::EINVAL;
+    }
+    let Some(bytes) = (nr as usize).checked_mul(size_of::<io_uring_reg_wait>()) else {
+        return -libc::EINVAL;
+    };
+    let mut desc = io_uring_region_desc {
+        user_addr: reg as u64,
+        size: super::align_up(bytes, page) as u64,
+        flags: IORING_MEM_REGION_TYPE_USER,
+        ..Default::default()
+    };
+    let mut mr = io_uring_mem_region_reg {
+        region_uptr: &mut desc as *mut io_uring_region_desc as u64,
+        flags: IORING_MEM_REGION_REG_WAIT_ARG,
+        ..Default::default()
+    };
+    register_val(ring, IORING_REGISTER_MEM_REGION, &mut mr, 1)
 }
 
 /// `io_uring_register_ifq`.
