@@ -152,12 +152,13 @@ fn submit_inner(ring: &mut IoUring, wait_nr: u32, getevents: bool) -> i32 {
         return submit_general(ring, wait_nr, getevents);
     }
     let tail = ring.sq.sqe_tail;
-    if ring.sq.sqe_head != tail {
-        ring.sq.sqe_head = tail;
-        // SAFETY: ktail points into the live SQ ring. Release orders the SQE
-        // stores before the tail becomes visible.
-        unsafe { store_release(ring.sq.ktail, tail) };
-    }
+    // Without an SQ thread the kernel reads the tail only inside our own
+    // io_uring_enter, so storing an unchanged value is harmless and cheaper
+    // than testing for it.
+    ring.sq.sqe_head = tail;
+    // SAFETY: ktail points into the live SQ ring. Release orders the SQE
+    // stores before the tail becomes visible.
+    unsafe { store_release(ring.sq.ktail, tail) };
     // SAFETY: khead points into the live SQ ring.
     let submitted = tail.wrapping_sub(unsafe { load_relaxed(ring.sq.khead) });
     if wait_nr != 0 || getevents {
