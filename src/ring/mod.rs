@@ -60,6 +60,18 @@ pub(crate) fn page_size() -> usize {
     v
 }
 
+/// log2 of the SQE slots one entry takes (SQE128 rings: two).
+#[inline(always)]
+pub(crate) fn sqe_shift(setup_flags: u32) -> u32 {
+    (setup_flags & crate::sys::IORING_SETUP_SQE128 != 0) as u32
+}
+
+/// log2 of the CQE slots one entry takes (CQE32 rings: two).
+#[inline(always)]
+pub(crate) fn cqe_shift(setup_flags: u32) -> u32 {
+    (setup_flags & crate::sys::IORING_SETUP_CQE32 != 0) as u32
+}
+
 #[inline]
 pub(crate) const fn align_up(v: usize, to: usize) -> usize {
     (v + to - 1) & !(to - 1)

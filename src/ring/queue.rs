@@ -6,13 +6,13 @@ use core::ptr;
 use core::sync::atomic::{fence, Ordering};
 
 use super::types::{int_flags, IoUring};
-use super::{load_acquire, load_relaxed, store_release};
+use super::{cqe_shift, load_acquire, load_relaxed, sqe_shift, store_release};
 use crate::sys::{
     self, __kernel_timespec, io_uring_cqe, io_uring_getevents_arg, io_uring_reg_wait,
     io_uring_sqe, IORING_CQE_F_32, IORING_CQE_F_SKIP, IORING_ENTER_EXT_ARG,
     IORING_ENTER_EXT_ARG_REG, IORING_ENTER_GETEVENTS, IORING_ENTER_SQ_WAIT,
     IORING_ENTER_SQ_WAKEUP, IORING_FEAT_EXT_ARG, IORING_FEAT_MIN_TIMEOUT, IORING_OP_TIMEOUT,
-    IORING_SETUP_CQE32, IORING_SETUP_CQE_MIXED, IORING_SETUP_SQE128, IORING_SETUP_SQPOLL,
+    IORING_SETUP_CQE_MIXED, IORING_SETUP_SQPOLL,
     IORING_SETUP_SQ_REWIND, IORING_SQ_CQ_OVERFLOW, IORING_SQ_NEED_WAKEUP, IORING_SQ_TASKRUN,
 };
 
@@ -31,8 +31,7 @@ pub fn get_sqe(ring: &mut IoUring) -> *mut io_uring_sqe {
     if tail.wrapping_sub(head) >= ring.sq.ring_entries {
         return ptr::null_mut();
     }
-    let shift = (ring.flags & IORING_SETUP_SQE128 != 0) as u32;
-    let idx = ((tail & ring.sq.ring_mask) << shift) as usize;
+    let idx = ((tail & ring.sq.ring_mask) << sqe_shift(ring.flags)) as usize;
     ring.sq.sqe_tail = tail.wrapping_add(1);
     // SAFETY: idx is inside the SQE array of this live ring, and the slot is
     // ours: the kernel has consumed it (tail - head < entries).
@@ -212,11 +211,6 @@ pub fn sqring_wait(ring: &mut IoUring) -> i32 {
 // ---------------------------------------------------------------- completion
 
 #[inline(always)]
-fn cqe_shift(ring: &IoUring) -> u32 {
-    (ring.flags & IORING_SETUP_CQE32 != 0) as u32
-}
-
-#[inline(always)]
 fn cqe_slots(cqe: &io_uring_cqe) -> u32 {
     if cqe.flags & IORING_CQE_F_32 != 0 {
         2
@@ -238,7 +232,7 @@ fn cq_advance(ring: &mut IoUring, nr: u32) {
 /// timeout reported.
 fn peek_cqe(ring: &mut IoUring) -> (Result<*mut io_uring_cqe, i32>, u32) {
     let mask = ring.cq.ring_mask;
-    let shift = cqe_shift(ring);
+    let shift = cqe_shift(ring.flags);
     loop {
         // SAFETY: ktail/khead point into the live CQ ring; acquire on the
         // tail makes the CQEs before it readable.
@@ -552,7 +546,7 @@ fn peek_batch(ring: &mut IoUring, cqes: &mut [*mut io_uring_cqe]) -> u32 {
     // SAFETY: khead points into the live CQ ring.
     let mut head = unsafe { *ring.cq.khead };
     if ring.flags & IORING_SETUP_CQE_MIXED == 0 {
-        let shift = cqe_shift(ring);
+        let shift = cqe_shift(ring.flags);
         let n = ready.min(cqes.len() as u32);
         for (i, slot) in cqes.iter_mut().take(n as usize).enumerate() {
             let idx = (head.wrapping_add(i as u32) & mask) << shift;

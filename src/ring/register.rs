@@ -7,7 +7,7 @@
 
 use core::ffi::c_void;
 
-use super::setup::{mmap_rings, unmap_rings};
+use super::setup::{identity_map_sq_array, mmap_rings, release_memory};
 use super::types::{int_flags, IoUring, IoUringCq, IoUringSq};
 use core::mem::size_of;
 
@@ -29,7 +29,7 @@ use crate::sys::{
     IORING_REGISTER_RESIZE_RINGS, IORING_REGISTER_RESTRICTIONS, IORING_REGISTER_RING_FDS,
     IORING_REGISTER_SEND_MSG_RING, IORING_REGISTER_SRC_REGISTERED, IORING_REGISTER_SYNC_CANCEL,
     IORING_REGISTER_USE_REGISTERED_RING, IORING_REGISTER_ZCRX_CTRL, IORING_REGISTER_ZCRX_IFQ,
-    IORING_RSRC_REGISTER_SPARSE, IORING_SETUP_NO_MMAP, IORING_SETUP_NO_SQARRAY,
+    IORING_RSRC_REGISTER_SPARSE, IORING_SETUP_NO_MMAP,
     IORING_UNREGISTER_BUFFERS, IORING_UNREGISTER_EVENTFD, IORING_UNREGISTER_FILES,
     IORING_UNREGISTER_IOWQ_AFF, IORING_UNREGISTER_NAPI, IORING_UNREGISTER_PBUF_RING,
     IORING_UNREGISTER_PERSONALITY, IORING_UNREGISTER_RING_FDS,
@@ -123,17 +123,10 @@ pub fn resize_rings(ring: &mut IoUring, p: &mut io_uring_params) -> i32 {
         if ret == 0 {
             sq.sqe_head = ring.sq.sqe_head;
             sq.sqe_tail = ring.sq.sqe_tail;
-            // SAFETY: the old SQE array is ours and no longer used.
-            unsafe { sys::munmap(ring.sq.sqes as *mut c_void, ring.sq.sqes_sz as usize) };
-            unmap_rings(&ring.sq, &ring.cq);
+            release_memory(ring);
             ring.sq = sq;
             ring.cq = cq;
-            if p.flags & IORING_SETUP_NO_SQARRAY == 0 {
-                for i in 0..p.sq_entries {
-                    // SAFETY: the new array has sq_entries slots.
-                    unsafe { *ring.sq.array.add(i as usize) = i };
-                }
-            }
+            identity_map_sq_array(&mut ring.sq);
         }
     }
     // The kernel reads p.flags as resize flags; leave it clean for reuse.

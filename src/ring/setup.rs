@@ -5,13 +5,13 @@ use core::ffi::c_void;
 use core::ptr;
 
 use super::types::{int_flags, IoUring, IoUringCq, IoUringSq};
-use super::{align_up, page_size};
+use super::{align_up, cqe_shift, page_size, sqe_shift};
 use crate::sys::{
     self, io_uring_cqe, io_uring_params, io_uring_sqe, IORING_FEAT_NATIVE_WORKERS,
     IORING_FEAT_SINGLE_MMAP, IORING_OFF_CQ_RING, IORING_OFF_SQES, IORING_OFF_SQ_RING,
-    IORING_SETUP_CLAMP, IORING_SETUP_CQE32, IORING_SETUP_CQSIZE, IORING_SETUP_IOPOLL,
+    IORING_SETUP_CLAMP, IORING_SETUP_CQSIZE, IORING_SETUP_IOPOLL,
     IORING_SETUP_NO_MMAP, IORING_SETUP_NO_SQARRAY, IORING_SETUP_REGISTERED_FD_ONLY,
-    IORING_SETUP_SQE128, IORING_SETUP_SQPOLL,
+    IORING_SETUP_SQPOLL,
 };
 
 /// The kernel's limits on SQ and CQ sizes (without IORING_SETUP_CLAMP).
@@ -22,16 +22,6 @@ const KRING_SIZE: usize = 64;
 
 const SQE_SIZE: usize = core::mem::size_of::<io_uring_sqe>();
 const CQE_SIZE: usize = core::mem::size_of::<io_uring_cqe>();
-
-#[inline]
-fn sqe_shift(flags: u32) -> u32 {
-    (flags & IORING_SETUP_SQE128 != 0) as u32
-}
-
-#[inline]
-fn cqe_shift(flags: u32) -> u32 {
-    (flags & IORING_SETUP_CQE32 != 0) as u32
-}
 
 fn sqes_bytes(flags: u32, entries: u32) -> usize {
     ((entries as usize) << sqe_shift(flags)) * SQE_SIZE
@@ -238,8 +228,20 @@ pub fn unmap_rings(sq: &IoUringSq, cq: &IoUringCq) {
     }
 }
 
+/// Points SQ slot i at SQE i once, so submission only moves the tail.
+/// Rings without an SQ index array (NO_SQARRAY) have nothing to fill.
+pub(crate) fn identity_map_sq_array(sq: &mut IoUringSq) {
+    if sq.array.is_null() {
+        return;
+    }
+    for i in 0..sq.ring_entries {
+        // SAFETY: the array has ring_entries slots in the live mapping.
+        unsafe { *sq.array.add(i as usize) = i };
+    }
+}
+
 /// Releases the memory a ring owns (mappings, not the fd).
-fn release_memory(ring: &IoUring) {
+pub(crate) fn release_memory(ring: &IoUring) {
     if ring.int_flags & int_flags::APP_MEM != 0 {
         return;
     }
@@ -314,13 +316,7 @@ pub fn queue_init_params_raw(
         }
     }
 
-    // Identity-map SQ slots to SQEs once, so submission only moves the tail.
-    if p.flags & IORING_SETUP_NO_SQARRAY == 0 {
-        for i in 0..ring.sq.ring_entries {
-            // SAFETY: the array has ring_entries slots in the live mapping.
-            unsafe { *ring.sq.array.add(i as usize) = i };
-        }
-    }
+    identity_map_sq_array(&mut ring.sq);
 
     ring.features = p.features;
     ring.flags = p.flags;
