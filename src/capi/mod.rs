@@ -1,9 +1,9 @@
 //! The exported C surface: one `extern "C"` shim per liburing symbol.
 //!
-//! Every shim follows the same prologue: turn each pointer argument into a
-//! reference with [`arg!`] (a null pointer returns the function's error
-//! value, `-EINVAL` or null), then call into [`crate::ring`]. No logic
-//! lives here.
+//! Every shim follows the same prologue: wrap the ring pointer with
+//! [`ring!`] and turn each other pointer argument into a reference with
+//! [`arg!`] (a null pointer returns the function's error value, `-EINVAL` or
+//! null), then call into [`crate::ring`]. No logic lives here.
 
 /// Borrows a C pointer argument, or returns `$err` when it is null.
 ///
@@ -17,6 +17,25 @@ macro_rules! arg {
     ($p:expr, $err:expr) => {
         // SAFETY: see the macro's documentation.
         match unsafe { $p.as_mut() } {
+            Some(r) => r,
+            #[allow(clippy::unused_unit)]
+            None => return $err,
+        }
+    };
+}
+
+/// Wraps the caller's `struct io_uring *` in a [`crate::ring::Ring`], or
+/// returns `$err` when it is null. No reference to the struct is made: other
+/// threads may be inside other calls on the same ring.
+macro_rules! ring {
+    ($p:expr) => {
+        ring!($p, ())
+    };
+    ($p:expr, $err:expr) => {
+        // SAFETY: liburing's contract: a non-null ring pointer addresses a
+        // struct io_uring (of any alignment) that lives for the call, used
+        // by the caller's threads as liburing's documentation allows.
+        match unsafe { crate::ring::Ring::new($p) } {
             Some(r) => r,
             #[allow(clippy::unused_unit)]
             None => return $err,

@@ -10,37 +10,37 @@ use crate::sys::{__kernel_timespec, io_uring_cqe, io_uring_sqe};
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_get_sqe(ring: *mut IoUring) -> *mut io_uring_sqe {
-    let ring = arg!(ring, ptr::null_mut());
+    let ring = ring!(ring, ptr::null_mut());
     queue::get_sqe(ring)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_submit(ring: *mut IoUring) -> i32 {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     queue::submit(ring)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_submit_and_wait(ring: *mut IoUring, wait_nr: c_uint) -> i32 {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     queue::submit_and_wait(ring, wait_nr)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_submit_and_get_events(ring: *mut IoUring) -> i32 {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     queue::submit_and_get_events(ring)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_get_events(ring: *mut IoUring) -> i32 {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     queue::get_events(ring)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn __io_uring_sqring_wait(ring: *mut IoUring) -> i32 {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     queue::sqring_wait(ring)
 }
 
@@ -52,7 +52,7 @@ pub unsafe extern "C" fn __io_uring_get_cqe(
     wait_nr: c_uint,
     sigmask: *mut libc::sigset_t,
 ) -> i32 {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     let cqe_ptr = arg!(cqe_ptr, EINVAL);
     queue::get_cqe(ring, cqe_ptr, submit, wait_nr, sigmask)
 }
@@ -65,7 +65,7 @@ pub unsafe extern "C" fn io_uring_wait_cqes(
     ts: *mut __kernel_timespec,
     sigmask: *mut libc::sigset_t,
 ) -> i32 {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     let cqe_ptr = arg!(cqe_ptr, EINVAL);
     queue::wait_cqes(ring, cqe_ptr, wait_nr, ts, sigmask)
 }
@@ -76,7 +76,7 @@ pub unsafe extern "C" fn io_uring_wait_cqe_timeout(
     cqe_ptr: *mut *mut io_uring_cqe,
     ts: *mut __kernel_timespec,
 ) -> i32 {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     let cqe_ptr = arg!(cqe_ptr, EINVAL);
     queue::wait_cqes(ring, cqe_ptr, 1, ts, ptr::null())
 }
@@ -90,7 +90,7 @@ pub unsafe extern "C" fn io_uring_wait_cqes_min_timeout(
     min_wait_usec: c_uint,
     sigmask: *mut libc::sigset_t,
 ) -> i32 {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     let cqe_ptr = arg!(cqe_ptr, EINVAL);
     queue::wait_cqes_min_timeout(ring, cqe_ptr, wait_nr, ts, min_wait_usec, sigmask)
 }
@@ -103,7 +103,7 @@ pub unsafe extern "C" fn io_uring_submit_and_wait_timeout(
     ts: *mut __kernel_timespec,
     sigmask: *mut libc::sigset_t,
 ) -> i32 {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     let cqe_ptr = arg!(cqe_ptr, EINVAL);
     queue::submit_and_wait_timeout(ring, cqe_ptr, wait_nr, ts, sigmask)
 }
@@ -117,7 +117,7 @@ pub unsafe extern "C" fn io_uring_submit_and_wait_min_timeout(
     min_wait: c_uint,
     sigmask: *mut libc::sigset_t,
 ) -> i32 {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     let cqe_ptr = arg!(cqe_ptr, EINVAL);
     queue::submit_and_wait_min_timeout(ring, cqe_ptr, wait_nr, ts, min_wait, sigmask)
 }
@@ -129,18 +129,17 @@ pub unsafe extern "C" fn io_uring_submit_and_wait_reg(
     wait_nr: c_uint,
     reg_index: c_int,
 ) -> i32 {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     let cqe_ptr = arg!(cqe_ptr, EINVAL);
     queue::submit_and_wait_reg(ring, cqe_ptr, wait_nr, reg_index)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_peek_batch_cqe(ring: *mut IoUring, cqes: *mut *mut io_uring_cqe, count: c_uint) -> c_uint {
-    let ring = arg!(ring, 0);
+    let ring = ring!(ring, 0);
     if cqes.is_null() || count == 0 {
         return 0;
     }
     // SAFETY: the caller provides an array of `count` CQE pointers.
-    let out = unsafe { core::slice::from_raw_parts_mut(cqes, count as usize) };
-    queue::peek_batch_cqe(ring, out)
+    unsafe { queue::peek_batch_cqe(ring, cqes, count) }
 }

@@ -27,44 +27,44 @@ pub type __u64 = u64;
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_probe(ring: *mut IoUring, p: *mut io_uring_probe, nr: c_uint) -> i32 {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::register_probe(ring, p, nr)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_enable_rings(ring: *mut IoUring) -> i32 {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::enable_rings(ring)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_ring_fd(ring: *mut IoUring) -> i32 {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::register_ring_fd(ring)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_unregister_ring_fd(ring: *mut IoUring) -> i32 {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::unregister_ring_fd(ring)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_close_ring_fd(ring: *mut IoUring) -> i32 {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::close_ring_fd(ring)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_resize_rings(ring: *mut IoUring, p: *mut io_uring_params) -> i32 {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     let p = arg!(p, EINVAL);
     register::resize_rings(ring, p)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_buffers(ring: *mut IoUring, iovecs: *const iovec, nr_iovecs: c_uint) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::register_buffers(ring, iovecs.cast(), nr_iovecs)
 }
 
@@ -75,13 +75,13 @@ pub unsafe extern "C" fn io_uring_register_buffers_tags(
     tags: *const __u64,
     nr: c_uint,
 ) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::register_buffers_tags(ring, iovecs.cast(), tags, nr)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_buffers_sparse(ring: *mut IoUring, nr: c_uint) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::register_buffers_sparse(ring, nr)
 }
 
@@ -93,19 +93,19 @@ pub unsafe extern "C" fn io_uring_register_buffers_update_tag(
     tags: *const __u64,
     nr: c_uint,
 ) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::register_buffers_update_tag(ring, off, iovecs.cast(), tags, nr)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_unregister_buffers(ring: *mut IoUring) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::unregister_buffers(ring)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_files(ring: *mut IoUring, files: *const c_int, nr_files: c_uint) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::register_files(ring, files, nr_files)
 }
 
@@ -116,13 +116,13 @@ pub unsafe extern "C" fn io_uring_register_files_tags(
     tags: *const __u64,
     nr: c_uint,
 ) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::register_files_tags(ring, files, tags, nr)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_files_sparse(ring: *mut IoUring, nr: c_uint) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::register_files_sparse(ring, nr)
 }
 
@@ -134,13 +134,13 @@ pub unsafe extern "C" fn io_uring_register_files_update_tag(
     tags: *const __u64,
     nr_files: c_uint,
 ) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::register_files_update_tag(ring, off, files, tags, nr_files)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_unregister_files(ring: *mut IoUring) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::unregister_files(ring)
 }
 
@@ -151,13 +151,13 @@ pub unsafe extern "C" fn io_uring_register_files_update(
     files: *const c_int,
     nr_files: c_uint,
 ) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::register_files_update(ring, off, files, nr_files)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_file_alloc_range(ring: *mut IoUring, off: c_uint, len: c_uint) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::register_file_alloc_range(ring, off, len)
 }
 
@@ -170,8 +170,8 @@ pub unsafe extern "C" fn __io_uring_clone_buffers_offset(
     nr: c_uint,
     flags: c_uint,
 ) -> c_int {
-    let dst = arg!(dst, EINVAL);
-    let src = arg!(src, EINVAL);
+    let dst = ring!(dst, EINVAL);
+    let src = ring!(src, EINVAL);
     register::clone_buffers_offset(dst, src, dst_off, src_off, nr, flags)
 }
 
@@ -184,52 +184,52 @@ pub unsafe extern "C" fn io_uring_clone_buffers_offset(
     nr: c_uint,
     flags: c_uint,
 ) -> c_int {
-    let dst = arg!(dst, EINVAL);
-    let src = arg!(src, EINVAL);
+    let dst = ring!(dst, EINVAL);
+    let src = ring!(src, EINVAL);
     register::clone_buffers_offset(dst, src, dst_off, src_off, nr, flags | crate::sys::IORING_REGISTER_SRC_REGISTERED)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_clone_buffers(dst: *mut IoUring, src: *mut IoUring) -> c_int {
-    let dst = arg!(dst, EINVAL);
-    let src = arg!(src, EINVAL);
+    let dst = ring!(dst, EINVAL);
+    let src = ring!(src, EINVAL);
     register::clone_buffers_offset(dst, src, 0, 0, 0, crate::sys::IORING_REGISTER_SRC_REGISTERED)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn __io_uring_clone_buffers(dst: *mut IoUring, src: *mut IoUring, flags: c_uint) -> c_int {
-    let dst = arg!(dst, EINVAL);
-    let src = arg!(src, EINVAL);
+    let dst = ring!(dst, EINVAL);
+    let src = ring!(src, EINVAL);
     register::clone_buffers_offset(dst, src, 0, 0, 0, flags)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_eventfd(ring: *mut IoUring, fd: c_int) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::register_eventfd(ring, fd)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_eventfd_async(ring: *mut IoUring, fd: c_int) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::register_eventfd_async(ring, fd)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_unregister_eventfd(ring: *mut IoUring) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::unregister_eventfd(ring)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_personality(ring: *mut IoUring) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::register_personality(ring)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_unregister_personality(ring: *mut IoUring, id: c_int) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::unregister_personality(ring, id)
 }
 
@@ -239,31 +239,31 @@ pub unsafe extern "C" fn io_uring_register_restrictions(
     res: *mut io_uring_restriction,
     nr_res: c_uint,
 ) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::register_restrictions(ring, res, nr_res)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_iowq_aff(ring: *mut IoUring, cpusz: usize, mask: *const libc::cpu_set_t) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::register_iowq_aff(ring, cpusz, mask)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_unregister_iowq_aff(ring: *mut IoUring) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::unregister_iowq_aff(ring)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_iowq_max_workers(ring: *mut IoUring, values: *mut c_uint) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::register_iowq_max_workers(ring, values)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_sync_cancel(ring: *mut IoUring, reg: *mut io_uring_sync_cancel_reg) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::register_sync_cancel(ring, reg)
 }
 
@@ -274,55 +274,55 @@ pub unsafe extern "C" fn io_uring_register_sync_msg(sqe: *mut io_uring_sqe) -> c
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_napi(ring: *mut IoUring, napi: *mut io_uring_napi) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::register_napi(ring, napi)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_unregister_napi(ring: *mut IoUring, napi: *mut io_uring_napi) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::unregister_napi(ring, napi)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_clock(ring: *mut IoUring, arg: *mut io_uring_clock_register) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::register_clock(ring, arg)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_set_iowait(ring: *mut IoUring, enable_iowait: bool) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::set_iowait(ring, enable_iowait)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_region(ring: *mut IoUring, reg: *mut io_uring_mem_region_reg) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::register_region(ring, reg)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_wait_reg(ring: *mut IoUring, reg: *mut io_uring_reg_wait, nr: c_int) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::register_wait_reg(ring, reg, nr)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_ifq(ring: *mut IoUring, reg: *mut io_uring_zcrx_ifq_reg) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::register_ifq(ring, reg)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_zcrx_ctrl(ring: *mut IoUring, ctrl: *mut zcrx_ctrl) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::register_zcrx_ctrl(ring, ctrl)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_bpf_filter(ring: *mut IoUring, bpf: *mut io_uring_bpf) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::register_bpf_filter(ring, bpf)
 }
 
@@ -338,20 +338,20 @@ pub unsafe extern "C" fn io_uring_register_query(query: *mut io_uring_query_hdr)
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_buf_ring(ring: *mut IoUring, reg: *mut io_uring_buf_reg, flags: c_uint) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     let reg = arg!(reg, EINVAL);
     register::register_buf_ring(ring, reg, flags)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_unregister_buf_ring(ring: *mut IoUring, bgid: c_int) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     register::unregister_buf_ring(ring, bgid)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_buf_ring_head(ring: *mut IoUring, buf_group: c_int, head: *mut u16) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     let head = arg!(head, EINVAL);
     register::buf_ring_head(ring, buf_group, head)
 }
@@ -364,7 +364,7 @@ pub unsafe extern "C" fn io_uring_setup_buf_ring(
     flags: c_uint,
     err: *mut c_int,
 ) -> *mut io_uring_buf_ring {
-    let ring = arg!(ring, ptr::null_mut());
+    let ring = ring!(ring, ptr::null_mut());
     let err = arg!(err, ptr::null_mut());
     buf_ring::setup_buf_ring(ring, nentries, bgid, flags, err)
 }
@@ -376,6 +376,6 @@ pub unsafe extern "C" fn io_uring_free_buf_ring(
     nentries: c_uint,
     bgid: c_int,
 ) -> c_int {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     buf_ring::free_buf_ring(ring, br, nentries, bgid)
 }

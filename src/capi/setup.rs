@@ -9,7 +9,7 @@ use crate::sys::{io_uring_params, io_uring_probe};
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_queue_init(entries: c_uint, ring: *mut IoUring, flags: c_uint) -> i32 {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     setup::queue_init(entries, ring, flags)
 }
 
@@ -19,7 +19,7 @@ pub unsafe extern "C" fn io_uring_queue_init_params(
     ring: *mut IoUring,
     p: *mut io_uring_params,
 ) -> i32 {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     let p = arg!(p, EINVAL);
     setup::queue_init_params(entries, ring, p)
 }
@@ -32,7 +32,7 @@ pub unsafe extern "C" fn io_uring_queue_init_mem(
     buf: *mut c_void,
     buf_size: usize,
 ) -> i32 {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     let p = arg!(p, EINVAL);
     setup::queue_init_mem(entries, ring, p, buf, buf_size)
 }
@@ -45,21 +45,21 @@ pub unsafe extern "C" fn __io_uring_queue_init_params(
     buf: *mut c_void,
     buf_size: usize,
 ) -> i32 {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     let p = arg!(p, EINVAL);
     setup::queue_init_params_raw(entries, ring, p, buf, buf_size)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_queue_mmap(fd: i32, p: *mut io_uring_params, ring: *mut IoUring) -> i32 {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     let p = arg!(p, EINVAL);
     setup::queue_mmap(fd, p, ring)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_queue_exit(ring: *mut IoUring) {
-    let ring = arg!(ring);
+    let ring = ring!(ring);
     setup::queue_exit(ring)
 }
 
@@ -72,7 +72,7 @@ pub unsafe extern "C" fn io_uring_unmap_rings(sq: *mut IoUringSq, cq: *mut IoUri
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_ring_dontfork(ring: *mut IoUring) -> i32 {
-    let ring = arg!(ring, EINVAL);
+    let ring = ring!(ring, EINVAL);
     setup::ring_dontfork(ring)
 }
 
@@ -102,7 +102,7 @@ pub unsafe extern "C" fn io_uring_mlock_size_params(entries: c_uint, p: *mut io_
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_get_probe_ring(ring: *mut IoUring) -> *mut io_uring_probe {
-    let ring = arg!(ring, ptr::null_mut());
+    let ring = ring!(ring, ptr::null_mut());
     probe::get_probe_ring(ring)
 }
 

@@ -11,7 +11,7 @@ use core::mem::size_of;
 use core::ptr;
 
 use super::register::{register_buf_ring, unregister_buf_ring};
-use super::IoUring;
+use super::Ring;
 use crate::sys::{
     self, io_uring_buf, io_uring_buf_reg, io_uring_buf_ring, IORING_OFF_PBUF_RING,
     IORING_OFF_PBUF_SHIFT, IOU_PBUF_RING_MMAP,
@@ -23,7 +23,7 @@ fn ring_bytes(nentries: u32) -> usize {
 }
 
 /// Maps and registers a kernel-allocated ring.
-fn setup_kernel_mem(ring: &IoUring, nentries: u32, bgid: i32, flags: u32, err: &mut i32) -> *mut io_uring_buf_ring {
+fn setup_kernel_mem(ring: Ring, nentries: u32, bgid: i32, flags: u32, err: &mut i32) -> *mut io_uring_buf_ring {
     let mut reg = io_uring_buf_reg { ring_entries: nentries, bgid: bgid as u16, ..Default::default() };
     let ret = register_buf_ring(ring, &mut reg, flags);
     if ret != 0 {
@@ -38,7 +38,7 @@ fn setup_kernel_mem(ring: &IoUring, nentries: u32, bgid: i32, flags: u32, err: &
             ring_bytes(nentries),
             libc::PROT_READ | libc::PROT_WRITE,
             libc::MAP_SHARED | libc::MAP_POPULATE,
-            ring.ring_fd,
+            ring.ring_fd(),
             off as i64,
         )
     };
@@ -53,7 +53,7 @@ fn setup_kernel_mem(ring: &IoUring, nentries: u32, bgid: i32, flags: u32, err: &
 }
 
 /// Maps anonymous memory and registers it as the ring.
-fn setup_user_mem(ring: &IoUring, nentries: u32, bgid: i32, flags: u32, err: &mut i32) -> *mut io_uring_buf_ring {
+fn setup_user_mem(ring: Ring, nentries: u32, bgid: i32, flags: u32, err: &mut i32) -> *mut io_uring_buf_ring {
     let len = ring_bytes(nentries);
     // SAFETY: a fresh private anonymous mapping at no fixed address.
     let map = unsafe {
@@ -91,7 +91,7 @@ fn setup_user_mem(ring: &IoUring, nentries: u32, bgid: i32, flags: u32, err: &mu
 
 /// `io_uring_setup_buf_ring`: the ring, with an empty tail, or null and
 /// `-errno` in `err`.
-pub fn setup_buf_ring(ring: &IoUring, nentries: u32, bgid: i32, flags: u32, err: &mut i32) -> *mut io_uring_buf_ring {
+pub fn setup_buf_ring(ring: Ring, nentries: u32, bgid: i32, flags: u32, err: &mut i32) -> *mut io_uring_buf_ring {
     *err = 0;
     let br = if flags & IOU_PBUF_RING_MMAP as u32 != 0 {
         setup_kernel_mem(ring, nentries, bgid, flags, err)
@@ -107,7 +107,7 @@ pub fn setup_buf_ring(ring: &IoUring, nentries: u32, bgid: i32, flags: u32, err:
 }
 
 /// `io_uring_free_buf_ring`: unregisters group `bgid`, then unmaps `br`.
-pub fn free_buf_ring(ring: &IoUring, br: *mut io_uring_buf_ring, nentries: u32, bgid: i32) -> i32 {
+pub fn free_buf_ring(ring: Ring, br: *mut io_uring_buf_ring, nentries: u32, bgid: i32) -> i32 {
     let ret = unregister_buf_ring(ring, bgid);
     if ret != 0 {
         return ret;

@@ -1,5 +1,7 @@
 //! The ring logic: everything liburing does between the C surface and the
-//! kernel. Functions take `&mut IoUring` and report failure as `-errno`.
+//! kernel. Functions take a [`Ring`] (never a reference to the caller's
+//! struct: see its documentation for which thread owns which field) and
+//! report failure as `-errno`.
 
 pub mod types;
 pub mod setup;
@@ -9,7 +11,7 @@ pub mod buf_ring;
 pub mod probe;
 pub mod version;
 
-pub use types::{int_flags, IoUring, IoUringCq, IoUringSq};
+pub use types::{int_flags, IoUring, IoUringCq, IoUringSq, Ring};
 
 use core::sync::atomic::{AtomicU32, Ordering};
 

@@ -3,7 +3,7 @@
 use core::mem::size_of;
 
 use super::setup::{queue_exit, queue_init};
-use super::types::IoUring;
+use super::types::{IoUring, Ring};
 use crate::sys::{io_uring_probe, io_uring_probe_op};
 
 /// Room for every opcode number a u8 can name.
@@ -11,7 +11,7 @@ const PROBE_OPS: u32 = 256;
 
 /// A probe allocated with `malloc`, as liburing's callers free it with
 /// `io_uring_free_probe` (or, in old code, with `free`). Null on failure.
-pub fn get_probe_ring(ring: &mut IoUring) -> *mut io_uring_probe {
+pub fn get_probe_ring(ring: Ring) -> *mut io_uring_probe {
     let len = size_of::<io_uring_probe>() + PROBE_OPS as usize * size_of::<io_uring_probe_op>();
     // SAFETY: calloc returns zeroed memory of `len` bytes or null.
     let probe = unsafe { libc::calloc(1, len) } as *mut io_uring_probe;
@@ -29,12 +29,13 @@ pub fn get_probe_ring(ring: &mut IoUring) -> *mut io_uring_probe {
 
 /// Probes with a short-lived ring of its own.
 pub fn get_probe() -> *mut io_uring_probe {
-    let mut ring = IoUring::empty();
-    if queue_init(2, &mut ring, 0) < 0 {
+    let mut ring = IoUring::dead();
+    let ring = Ring::from_mut(&mut ring);
+    if queue_init(2, ring, 0) < 0 {
         return core::ptr::null_mut();
     }
-    let probe = get_probe_ring(&mut ring);
-    queue_exit(&mut ring);
+    let probe = get_probe_ring(ring);
+    queue_exit(ring);
     probe
 }
 

@@ -5,7 +5,7 @@ use core::ffi::c_void;
 use core::ptr;
 use core::sync::atomic::{fence, Ordering};
 
-use super::types::{int_flags, IoUring};
+use super::types::{int_flags, Ring, RING_DEAD};
 use super::{cqe_shift, load_acquire, load_relaxed, sqe_shift, store_release};
 use crate::sys::{
     self, __kernel_timespec, io_uring_cqe, io_uring_getevents_arg, io_uring_reg_wait,
@@ -25,18 +25,19 @@ pub const NSIG_BYTES: usize = 65 / 8;
 
 /// Next free SQE, initialised as liburing's header does, or null when full.
 #[inline]
-pub fn get_sqe(ring: &mut IoUring) -> *mut io_uring_sqe {
+pub fn get_sqe(ring: Ring) -> *mut io_uring_sqe {
     let head = sq_head(ring);
-    let tail = ring.sq.sqe_tail;
-    if tail.wrapping_sub(head) >= ring.sq.ring_entries {
+    let tail = ring.sq_sqe_tail();
+    // A dead ring has no entries, so it never gets past this test.
+    if tail.wrapping_sub(head) >= ring.sq_ring_entries() {
         return ptr::null_mut();
     }
-    let idx = ((tail & ring.sq.ring_mask) << sqe_shift(ring.flags)) as usize;
-    ring.sq.sqe_tail = tail.wrapping_add(1);
+    let idx = ((tail & ring.sq_ring_mask()) << sqe_shift(ring.flags())) as usize;
+    ring.set_sq_sqe_tail(tail.wrapping_add(1));
     // SAFETY: idx is inside the SQE array of this live ring, and the slot is
     // ours: the kernel has consumed it (tail - head < entries).
     unsafe {
-        let sqe = ring.sq.sqes.add(idx);
+        let sqe = ring.sq_sqes().add(idx);
         // Clear what the prep helpers do not always set.
         (*sqe).flags = 0;
         (*sqe).ioprio = 0;
@@ -51,51 +52,52 @@ pub fn get_sqe(ring: &mut IoUring) -> *mut io_uring_sqe {
 
 /// The kernel's SQ head; SQPOLL consumes concurrently, hence the acquire.
 #[inline(always)]
-fn sq_head(ring: &IoUring) -> u32 {
-    // SAFETY: khead points into the live SQ ring.
+fn sq_head(ring: Ring) -> u32 {
+    // SAFETY: khead points into the live SQ ring (or the dead ring's words).
     unsafe {
-        if ring.flags & IORING_SETUP_SQPOLL != 0 {
-            load_acquire(ring.sq.khead)
+        if ring.flags() & IORING_SETUP_SQPOLL != 0 {
+            load_acquire(ring.sq_khead())
         } else {
-            *ring.sq.khead
+            load_relaxed(ring.sq_khead())
         }
     }
 }
 
 #[inline(always)]
-fn sq_flags(ring: &IoUring) -> u32 {
-    // SAFETY: kflags points into the live SQ ring.
-    unsafe { load_relaxed(ring.sq.kflags) }
+fn sq_flags(ring: Ring) -> u32 {
+    // SAFETY: kflags points into the live SQ ring (or the dead ring's words).
+    unsafe { load_relaxed(ring.sq_kflags()) }
 }
 
 /// Publishes SQEs filled since the last flush; returns how many the kernel
 /// has yet to consume.
 #[inline]
-pub fn flush_sq(ring: &mut IoUring) -> u32 {
-    let tail = ring.sq.sqe_tail;
-    if ring.flags & IORING_SETUP_SQ_REWIND != 0 {
+pub fn flush_sq(ring: Ring) -> u32 {
+    let tail = ring.sq_sqe_tail();
+    if ring.flags() & IORING_SETUP_SQ_REWIND != 0 {
         // The kernel reads from slot 0 each time; only the count matters.
-        ring.sq.sqe_tail = 0;
+        ring.set_sq_sqe_tail(0);
         return tail;
     }
-    if ring.sq.sqe_head != tail {
-        ring.sq.sqe_head = tail;
-        // SAFETY: ktail points into the live SQ ring. Release orders the SQE
+    if ring.sq_sqe_head() != tail {
+        ring.set_sq_sqe_head(tail);
+        // SAFETY: ktail points into the live SQ ring (a dead ring never gets
+        // here: its sqe_head and sqe_tail are both 0). Release orders the SQE
         // stores before the tail becomes visible.
-        unsafe { store_release(ring.sq.ktail, tail) };
+        unsafe { store_release(ring.sq_ktail(), tail) };
     }
     // SAFETY: khead points into the live SQ ring.
-    tail.wrapping_sub(unsafe { load_relaxed(ring.sq.khead) })
+    tail.wrapping_sub(unsafe { load_relaxed(ring.sq_khead()) })
 }
 
 /// Whether submitting `submit` entries needs a syscall; sets SQ_WAKEUP when
 /// a sleeping SQPOLL thread must be woken.
 #[inline(always)]
-fn sq_needs_enter(ring: &IoUring, submit: u32, flags: &mut u32) -> bool {
+fn sq_needs_enter(ring: Ring, submit: u32, flags: &mut u32) -> bool {
     if submit == 0 {
         return false;
     }
-    if ring.flags & IORING_SETUP_SQPOLL == 0 {
+    if ring.flags() & IORING_SETUP_SQPOLL == 0 {
         return true;
     }
     // The tail store must be visible before we sample NEED_WAKEUP, or the
@@ -109,29 +111,36 @@ fn sq_needs_enter(ring: &IoUring, submit: u32, flags: &mut u32) -> bool {
 }
 
 #[inline(always)]
-fn cq_needs_flush(ring: &IoUring) -> bool {
+fn cq_needs_flush(ring: Ring) -> bool {
     sq_flags(ring) & (IORING_SQ_CQ_OVERFLOW | IORING_SQ_TASKRUN) != 0
 }
 
 #[inline(always)]
-fn cq_needs_enter(ring: &IoUring) -> bool {
-    ring.int_flags & int_flags::CQ_ENTER != 0 || cq_needs_flush(ring)
+fn cq_needs_enter(ring: Ring) -> bool {
+    ring.int_flags() & int_flags::CQ_ENTER != 0 || cq_needs_flush(ring)
 }
 
 #[inline(always)]
-fn enter(ring: &IoUring, submit: u32, wait_nr: u32, flags: u32, arg: *const c_void, sz: usize) -> i32 {
+/// `io_uring_enter` on this ring, with the ring's own enter flags (its
+/// registered index, iowait) added to `flags`.
+fn enter(ring: Ring, submit: u32, wait_nr: u32, flags: u32, arg: *const c_void, sz: usize) -> i32 {
+    let flags = flags | ring.enter_flags();
     // SAFETY: arg/sz are either null/NSIG_BYTES, a sigset, or an argument
     // struct of size `sz` that outlives the call.
-    unsafe { sys::io_uring_enter(ring.enter_ring_fd, submit, wait_nr, flags, arg, sz) }
+    unsafe { sys::io_uring_enter(ring.enter_ring_fd(), submit, wait_nr, flags, arg, sz) }
 }
 
-/// The general submit: any ring, including SQPOLL and SQ_REWIND ones.
+/// The general submit: any ring, including SQPOLL and SQ_REWIND ones, and
+/// the dead ring.
 #[cold]
 #[inline(never)]
-fn submit_general(ring: &mut IoUring, wait_nr: u32, getevents: bool) -> i32 {
+fn submit_general(ring: Ring, wait_nr: u32, getevents: bool) -> i32 {
+    if ring.is_dead() {
+        return -libc::EBADF;
+    }
     let submitted = flush_sq(ring);
     let cq_enter = getevents || wait_nr != 0 || cq_needs_enter(ring);
-    let mut flags = ring.enter_flags();
+    let mut flags = 0;
     if sq_needs_enter(ring, submitted, &mut flags) || cq_enter {
         if cq_enter {
             flags |= IORING_ENTER_GETEVENTS;
@@ -146,35 +155,34 @@ fn submit_general(ring: &mut IoUring, wait_nr: u32, getevents: bool) -> i32 {
 /// take a straight path: only a syscall submits there, so the decision is
 /// just whether there is anything to submit or reap.
 #[inline(always)]
-fn submit_inner(ring: &mut IoUring, wait_nr: u32, getevents: bool) -> i32 {
-    if ring.flags & (IORING_SETUP_SQPOLL | IORING_SETUP_SQ_REWIND) != 0 {
+fn submit_inner(ring: Ring, wait_nr: u32, getevents: bool) -> i32 {
+    if ring.flags() & (IORING_SETUP_SQPOLL | IORING_SETUP_SQ_REWIND | RING_DEAD) != 0 {
         return submit_general(ring, wait_nr, getevents);
     }
-    let tail = ring.sq.sqe_tail;
+    let tail = ring.sq_sqe_tail();
     // Without an SQ thread the kernel reads the tail only inside our own
     // io_uring_enter, so storing an unchanged value is harmless and cheaper
     // than testing for it.
-    ring.sq.sqe_head = tail;
-    // SAFETY: ktail points into the live SQ ring. Release orders the SQE
-    // stores before the tail becomes visible.
-    unsafe { store_release(ring.sq.ktail, tail) };
+    ring.set_sq_sqe_head(tail);
+    // SAFETY: ktail points into the live SQ ring (not the dead ring's
+    // read-only words: RING_DEAD took the general path). Release orders the
+    // SQE stores before the tail becomes visible.
+    unsafe { store_release(ring.sq_ktail(), tail) };
     // SAFETY: khead points into the live SQ ring.
-    let submitted = tail.wrapping_sub(unsafe { load_relaxed(ring.sq.khead) });
+    let submitted = tail.wrapping_sub(unsafe { load_relaxed(ring.sq_khead()) });
     if wait_nr != 0 || getevents {
-        let flags = ring.enter_flags() | IORING_ENTER_GETEVENTS;
-        return enter(ring, submitted, wait_nr, flags, ptr::null(), NSIG_BYTES);
+        return enter(ring, submitted, wait_nr, IORING_ENTER_GETEVENTS, ptr::null(), NSIG_BYTES);
     }
     submit_no_wait(ring, submitted)
 }
 
 /// Submit without waiting: reap only if overflow or task work is pending.
 #[inline(always)]
-fn submit_no_wait(ring: &mut IoUring, submitted: u32) -> i32 {
-    let flags = ring.enter_flags();
+fn submit_no_wait(ring: Ring, submitted: u32) -> i32 {
     if cq_needs_enter(ring) {
-        enter(ring, submitted, 0, flags | IORING_ENTER_GETEVENTS, ptr::null(), NSIG_BYTES)
+        enter(ring, submitted, 0, IORING_ENTER_GETEVENTS, ptr::null(), NSIG_BYTES)
     } else if submitted != 0 {
-        enter(ring, submitted, 0, flags, ptr::null(), NSIG_BYTES)
+        enter(ring, submitted, 0, 0, ptr::null(), NSIG_BYTES)
     } else {
         0
     }
@@ -182,30 +190,36 @@ fn submit_no_wait(ring: &mut IoUring, submitted: u32) -> i32 {
 
 /// `io_uring_submit`.
 #[inline(always)]
-pub fn submit(ring: &mut IoUring) -> i32 {
+pub fn submit(ring: Ring) -> i32 {
     submit_inner(ring, 0, false)
 }
 
 /// `io_uring_submit_and_wait`.
 #[inline(always)]
-pub fn submit_and_wait(ring: &mut IoUring, wait_nr: u32) -> i32 {
+pub fn submit_and_wait(ring: Ring, wait_nr: u32) -> i32 {
     submit_inner(ring, wait_nr, false)
 }
 
 /// `io_uring_submit_and_get_events`.
 #[inline(always)]
-pub fn submit_and_get_events(ring: &mut IoUring) -> i32 {
+pub fn submit_and_get_events(ring: Ring) -> i32 {
     submit_inner(ring, 0, true)
 }
 
 /// `io_uring_get_events`: runs pending task work and flushes overflow.
-pub fn get_events(ring: &mut IoUring) -> i32 {
-    enter(ring, 0, 0, IORING_ENTER_GETEVENTS | ring.enter_flags(), ptr::null(), NSIG_BYTES)
+pub fn get_events(ring: Ring) -> i32 {
+    if ring.is_dead() {
+        return -libc::EBADF;
+    }
+    enter(ring, 0, 0, IORING_ENTER_GETEVENTS, ptr::null(), NSIG_BYTES)
 }
 
 /// `__io_uring_sqring_wait`: sleeps until the SQPOLL thread frees SQ space.
-pub fn sqring_wait(ring: &mut IoUring) -> i32 {
-    enter(ring, 0, 0, IORING_ENTER_SQ_WAIT | ring.enter_flags(), ptr::null(), NSIG_BYTES)
+pub fn sqring_wait(ring: Ring) -> i32 {
+    if ring.is_dead() {
+        return -libc::EBADF;
+    }
+    enter(ring, 0, 0, IORING_ENTER_SQ_WAIT, ptr::null(), NSIG_BYTES)
 }
 
 // ---------------------------------------------------------------- completion
@@ -220,32 +234,34 @@ fn cqe_slots(cqe: &io_uring_cqe) -> u32 {
 }
 
 #[inline(always)]
-fn cq_advance(ring: &mut IoUring, nr: u32) {
-    // SAFETY: khead points into the live CQ ring; only we write it. Release
-    // keeps our reads of the consumed CQEs before the kernel may reuse them.
-    unsafe { store_release(ring.cq.khead, (*ring.cq.khead).wrapping_add(nr)) };
+fn cq_advance(ring: Ring, nr: u32) {
+    let khead = ring.cq_khead();
+    // SAFETY: khead points into the live CQ ring, written only by the
+    // reaping thread (this one). Release keeps our reads of the consumed
+    // CQEs before the kernel may reuse their slots.
+    unsafe { store_release(khead, load_relaxed(khead).wrapping_add(nr)) };
 }
 
 /// The first CQE meant for the application, consuming the ring's own
 /// padding and internal-timeout entries on the way. Returns the CQE (or
 /// null) and how many entries were available, or the error an internal
 /// timeout reported.
-fn peek_cqe(ring: &mut IoUring) -> (Result<*mut io_uring_cqe, i32>, u32) {
-    let mask = ring.cq.ring_mask;
-    let shift = cqe_shift(ring.flags);
+fn peek_cqe(ring: Ring) -> (Result<*mut io_uring_cqe, i32>, u32) {
+    let mask = ring.cq_ring_mask();
+    let shift = cqe_shift(ring.flags());
     loop {
         // SAFETY: ktail/khead point into the live CQ ring; acquire on the
         // tail makes the CQEs before it readable.
-        let (tail, head) = unsafe { (load_acquire(ring.cq.ktail), *ring.cq.khead) };
+        let (tail, head) = unsafe { (load_acquire(ring.cq_ktail()), load_relaxed(ring.cq_khead())) };
         let available = tail.wrapping_sub(head);
         if available == 0 {
             return (Ok(ptr::null_mut()), 0);
         }
         // SAFETY: head is inside [head, tail), so the slot holds a CQE.
-        let cqe = unsafe { ring.cq.cqes.add(((head & mask) << shift) as usize) };
+        let cqe = unsafe { ring.cq_cqes().add(((head & mask) << shift) as usize) };
         // SAFETY: as above.
         let c = unsafe { &*cqe };
-        let internal_timeout = ring.features & IORING_FEAT_EXT_ARG == 0
+        let internal_timeout = ring.features() & IORING_FEAT_EXT_ARG == 0
             && c.user_data == LIBURING_UDATA_TIMEOUT;
         if c.flags & IORING_CQE_F_SKIP == 0 && !internal_timeout {
             return (Ok(cqe), available);
@@ -270,12 +286,16 @@ struct Wait {
     has_ts: bool,
 }
 
-fn get_cqe_inner(ring: &mut IoUring, cqe_ptr: &mut *mut io_uring_cqe, w: &mut Wait) -> i32 {
+fn get_cqe_inner(ring: Ring, cqe_ptr: &mut *mut io_uring_cqe, w: &mut Wait) -> i32 {
+    if ring.is_dead() {
+        *cqe_ptr = ptr::null_mut();
+        return -libc::EBADF;
+    }
     let mut cqe: *mut io_uring_cqe;
     let mut looped = false;
     let mut err = 0;
     loop {
-        let mut flags = ring.enter_flags();
+        let mut flags = 0;
         let mut need_enter = false;
         let (found, available) = peek_cqe(ring);
         match found {
@@ -345,7 +365,7 @@ fn get_cqe_inner(ring: &mut IoUring, cqe_ptr: &mut *mut io_uring_cqe, w: &mut Wa
 
 /// `__io_uring_get_cqe`.
 pub fn get_cqe(
-    ring: &mut IoUring,
+    ring: Ring,
     cqe_ptr: &mut *mut io_uring_cqe,
     submit: u32,
     wait_nr: u32,
@@ -378,7 +398,7 @@ fn getevents_arg(
 /// Waits with an EXT_ARG argument: timeout and sigmask go to the kernel
 /// directly, without a timeout SQE.
 fn wait_ext_arg(
-    ring: &mut IoUring,
+    ring: Ring,
     cqe_ptr: &mut *mut io_uring_cqe,
     submit: u32,
     wait_nr: u32,
@@ -386,7 +406,7 @@ fn wait_ext_arg(
     min_wait_usec: u32,
     sigmask: *const libc::sigset_t,
 ) -> i32 {
-    let min = if ring.features & IORING_FEAT_MIN_TIMEOUT != 0 { min_wait_usec } else { 0 };
+    let min = if ring.has_feature(IORING_FEAT_MIN_TIMEOUT) { min_wait_usec } else { 0 };
     let arg = getevents_arg(sigmask, ts, min);
     let mut w = Wait {
         submit,
@@ -401,7 +421,7 @@ fn wait_ext_arg(
 
 /// Queues an internal IORING_OP_TIMEOUT for kernels without EXT_ARG and
 /// flushes it; returns the number of entries to submit.
-fn queue_internal_timeout(ring: &mut IoUring, wait_nr: u32, ts: *const __kernel_timespec) -> i32 {
+fn queue_internal_timeout(ring: Ring, wait_nr: u32, ts: *const __kernel_timespec) -> i32 {
     let mut sqe = get_sqe(ring);
     if sqe.is_null() {
         let ret = submit(ring);
@@ -431,7 +451,7 @@ fn queue_internal_timeout(ring: &mut IoUring, wait_nr: u32, ts: *const __kernel_
 /// pending SQEs go to the kernel in the same call. Kernels without EXT_ARG
 /// get an internal timeout SQE instead of a timeout argument.
 fn timed_wait(
-    ring: &mut IoUring,
+    ring: Ring,
     cqe_ptr: &mut *mut io_uring_cqe,
     wait_nr: u32,
     ts: *const __kernel_timespec,
@@ -439,7 +459,10 @@ fn timed_wait(
     sigmask: *const libc::sigset_t,
     submit: bool,
 ) -> i32 {
-    if !ts.is_null() && ring.features & IORING_FEAT_EXT_ARG == 0 {
+    if ring.is_dead() {
+        return -libc::EBADF;
+    }
+    if !ts.is_null() && !ring.has_feature(IORING_FEAT_EXT_ARG) {
         let ret = queue_internal_timeout(ring, wait_nr, ts);
         if ret < 0 {
             return ret;
@@ -456,7 +479,7 @@ fn timed_wait(
 
 /// `io_uring_wait_cqes`.
 pub fn wait_cqes(
-    ring: &mut IoUring,
+    ring: Ring,
     cqe_ptr: &mut *mut io_uring_cqe,
     wait_nr: u32,
     ts: *const __kernel_timespec,
@@ -467,14 +490,17 @@ pub fn wait_cqes(
 
 /// `io_uring_wait_cqes_min_timeout`.
 pub fn wait_cqes_min_timeout(
-    ring: &mut IoUring,
+    ring: Ring,
     cqe_ptr: &mut *mut io_uring_cqe,
     wait_nr: u32,
     ts: *const __kernel_timespec,
     min_wait_usec: u32,
     sigmask: *const libc::sigset_t,
 ) -> i32 {
-    if ring.features & IORING_FEAT_MIN_TIMEOUT == 0 {
+    if ring.is_dead() {
+        return -libc::EBADF;
+    }
+    if !ring.has_feature(IORING_FEAT_MIN_TIMEOUT) {
         return -libc::EINVAL;
     }
     wait_ext_arg(ring, cqe_ptr, 0, wait_nr, ts, min_wait_usec, sigmask)
@@ -482,7 +508,7 @@ pub fn wait_cqes_min_timeout(
 
 /// `io_uring_submit_and_wait_timeout`.
 pub fn submit_and_wait_timeout(
-    ring: &mut IoUring,
+    ring: Ring,
     cqe_ptr: &mut *mut io_uring_cqe,
     wait_nr: u32,
     ts: *const __kernel_timespec,
@@ -493,14 +519,17 @@ pub fn submit_and_wait_timeout(
 
 /// `io_uring_submit_and_wait_min_timeout`.
 pub fn submit_and_wait_min_timeout(
-    ring: &mut IoUring,
+    ring: Ring,
     cqe_ptr: &mut *mut io_uring_cqe,
     wait_nr: u32,
     ts: *const __kernel_timespec,
     min_wait_usec: u32,
     sigmask: *const libc::sigset_t,
 ) -> i32 {
-    if ring.features & IORING_FEAT_MIN_TIMEOUT == 0 {
+    if ring.is_dead() {
+        return -libc::EBADF;
+    }
+    if !ring.has_feature(IORING_FEAT_MIN_TIMEOUT) {
         return -libc::EINVAL;
     }
     timed_wait(ring, cqe_ptr, wait_nr, ts, min_wait_usec, sigmask, true)
@@ -509,12 +538,15 @@ pub fn submit_and_wait_min_timeout(
 /// `io_uring_submit_and_wait_reg`: waits with the parameters of registered
 /// wait region slot `reg_index`.
 pub fn submit_and_wait_reg(
-    ring: &mut IoUring,
+    ring: Ring,
     cqe_ptr: &mut *mut io_uring_cqe,
     wait_nr: u32,
     reg_index: i32,
 ) -> i32 {
-    if ring.features & IORING_FEAT_EXT_ARG == 0 {
+    if ring.is_dead() {
+        return -libc::EBADF;
+    }
+    if !ring.has_feature(IORING_FEAT_EXT_ARG) {
         return -libc::EINVAL;
     }
     // The kernel takes the slot's byte offset in place of a pointer.
@@ -531,37 +563,44 @@ pub fn submit_and_wait_reg(
     get_cqe_inner(ring, cqe_ptr, &mut w)
 }
 
-fn cq_ready(ring: &IoUring) -> u32 {
+fn cq_ready(ring: Ring) -> u32 {
     // SAFETY: ktail/khead point into the live CQ ring.
-    unsafe { load_acquire(ring.cq.ktail).wrapping_sub(*ring.cq.khead) }
+    unsafe { load_acquire(ring.cq_ktail()).wrapping_sub(load_relaxed(ring.cq_khead())) }
 }
 
-/// Fills `cqes` from the ring without consuming; returns how many.
-fn peek_batch(ring: &mut IoUring, cqes: &mut [*mut io_uring_cqe]) -> u32 {
+/// Stores up to `count` CQE pointers at `out` without consuming them;
+/// returns how many. Each goes through the raw pointer on its own, so no
+/// slice of the caller's array is ever claimed.
+///
+/// # Safety
+/// `out` is valid for `count` pointer writes.
+unsafe fn peek_batch(ring: Ring, out: *mut *mut io_uring_cqe, count: u32) -> u32 {
     let ready = cq_ready(ring);
     if ready == 0 {
         return 0;
     }
-    let mask = ring.cq.ring_mask;
+    let mask = ring.cq_ring_mask();
+    let cqes = ring.cq_cqes();
     // SAFETY: khead points into the live CQ ring.
-    let mut head = unsafe { *ring.cq.khead };
-    if ring.flags & IORING_SETUP_CQE_MIXED == 0 {
-        let shift = cqe_shift(ring.flags);
-        let n = ready.min(cqes.len() as u32);
-        for (i, slot) in cqes.iter_mut().take(n as usize).enumerate() {
-            let idx = (head.wrapping_add(i as u32) & mask) << shift;
-            // SAFETY: the index is inside [head, tail) of the CQ array.
-            *slot = unsafe { ring.cq.cqes.add(idx as usize) };
+    let mut head = unsafe { load_relaxed(ring.cq_khead()) };
+    if ring.flags() & IORING_SETUP_CQE_MIXED == 0 {
+        let shift = cqe_shift(ring.flags());
+        let n = ready.min(count);
+        for i in 0..n {
+            let idx = (head.wrapping_add(i) & mask) << shift;
+            // SAFETY: the index is inside [head, tail) of the CQ array, and
+            // i < count keeps the store inside the caller's array.
+            unsafe { out.add(i as usize).write(cqes.add(idx as usize)) };
         }
         return n;
     }
     // Mixed rings: entries take one or two slots, and padding entries
     // (F_SKIP) are consumed only when they sit at the head.
     let last = head.wrapping_add(ready);
-    let mut n = 0usize;
-    while head != last && n < cqes.len() {
+    let mut n = 0u32;
+    while head != last && n < count {
         // SAFETY: head is inside [head, tail).
-        let cqe = unsafe { ring.cq.cqes.add((head & mask) as usize) };
+        let cqe = unsafe { cqes.add((head & mask) as usize) };
         // SAFETY: as above.
         let c = unsafe { &*cqe };
         if c.flags & IORING_CQE_F_SKIP != 0 {
@@ -573,18 +612,24 @@ fn peek_batch(ring: &mut IoUring, cqes: &mut [*mut io_uring_cqe]) -> u32 {
             continue;
         }
         head = head.wrapping_add(cqe_slots(c));
-        cqes[n] = cqe;
+        // SAFETY: n < count.
+        unsafe { out.add(n as usize).write(cqe) };
         n += 1;
     }
-    n as u32
+    n
 }
 
 /// `io_uring_peek_batch_cqe`.
-pub fn peek_batch_cqe(ring: &mut IoUring, cqes: &mut [*mut io_uring_cqe]) -> u32 {
-    let n = peek_batch(ring, cqes);
-    if n != 0 || !cq_needs_flush(ring) {
+///
+/// # Safety
+/// `out` is valid for `count` pointer writes.
+pub unsafe fn peek_batch_cqe(ring: Ring, out: *mut *mut io_uring_cqe, count: u32) -> u32 {
+    // SAFETY: per this function's contract.
+    let n = unsafe { peek_batch(ring, out, count) };
+    if n != 0 || ring.is_dead() || !cq_needs_flush(ring) {
         return n;
     }
     get_events(ring);
-    peek_batch(ring, cqes)
+    // SAFETY: as above.
+    unsafe { peek_batch(ring, out, count) }
 }

@@ -4,7 +4,7 @@
 use core::ffi::c_void;
 use core::ptr;
 
-use super::types::{int_flags, IoUring, IoUringCq, IoUringSq};
+use super::types::{int_flags, IoUring, IoUringCq, IoUringSq, Ring};
 use super::{align_up, cqe_shift, page_size, sqe_shift};
 use crate::sys::{
     self, io_uring_cqe, io_uring_params, io_uring_sqe, IORING_FEAT_NATIVE_WORKERS,
@@ -33,7 +33,7 @@ fn cqes_bytes(flags: u32, entries: u32) -> usize {
 
 /// The SQ and CQ sizes the kernel will pick for `entries` and `p`, or
 /// `-EINVAL` where it would refuse them.
-fn sq_cq_entries(entries: u32, p: &io_uring_params) -> Result<(u32, u32), i32> {
+pub(crate) fn sq_cq_entries(entries: u32, p: &io_uring_params) -> Result<(u32, u32), i32> {
     let clamp = p.flags & IORING_SETUP_CLAMP != 0;
     let limit = |n: u32, max: u32| -> Result<u32, i32> {
         match n {
@@ -152,9 +152,84 @@ pub fn setup_ring_pointers(p: &io_uring_params, sq: &mut IoUringSq, cq: &mut IoU
     }
 }
 
+/// Address space reserved (PROT_NONE) before asking the kernel for new
+/// rings, so that mapping them afterwards cannot fail for want of it: the
+/// rings go at `base`, the SQE array at `base + rings_room`. Dropping it
+/// releases whatever part was not claimed by [`Reservation::claim`].
+pub(crate) struct Reservation {
+    base: *mut u8,
+    rings_room: usize,
+    len: usize,
+    /// Bytes from `base` and from `base + rings_room` now holding real
+    /// mappings, which drop must leave alone once claimed.
+    claimed: Option<(usize, usize)>,
+}
+
+impl Reservation {
+    /// Reserves room for rings of `sq`/`cq` entries with setup `flags`.
+    pub(crate) fn new(flags: u32, sq: u32, cq: u32) -> Result<Self, i32> {
+        let shape = io_uring_params { flags, ..Default::default() };
+        let (sqes_room, rings_room) = no_mmap_sizes(&shape, sq, cq);
+        let len = sqes_room + rings_room;
+        // SAFETY: a fresh inaccessible mapping at no fixed address.
+        let base = unsafe {
+            sys::mmap(
+                ptr::null_mut(),
+                len,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        }?;
+        Ok(Reservation { base: base as *mut u8, rings_room, len, claimed: None })
+    }
+
+    /// Where a mapping of `len` bytes at ring offset `off` goes, if it fits.
+    fn slot(&self, off: u64, len: usize) -> Option<*mut c_void> {
+        let (at, room) = if off == IORING_OFF_SQES {
+            // SAFETY: rings_room < self.len, inside the reservation.
+            (unsafe { self.base.add(self.rings_room) }, self.len - self.rings_room)
+        } else {
+            (self.base, self.rings_room)
+        };
+        (len <= room).then_some(at as *mut c_void)
+    }
+
+    /// Keeps the mappings just made (`rings` bytes at the base, `sqes` bytes
+    /// after the rings' room) and gives back the rest of the reservation.
+    fn claim(&mut self, rings: usize, sqes: usize) {
+        self.claimed = Some((align_up(rings, page_size()), align_up(sqes, page_size())));
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        let (rings, sqes) = self.claimed.unwrap_or((0, 0));
+        let sqes_room = self.len - self.rings_room;
+        // SAFETY (both calls): the ranges are the unclaimed parts of our own
+        // PROT_NONE reservation; nothing refers to them.
+        unsafe {
+            if rings < self.rings_room {
+                sys::munmap(self.base.add(rings) as *mut c_void, self.rings_room - rings);
+            }
+            if sqes < sqes_room {
+                sys::munmap(self.base.add(self.rings_room + sqes) as *mut c_void, sqes_room - sqes);
+            }
+        }
+    }
+}
+
 /// Maps the SQ ring, CQ ring and SQE array of ring `fd` (one mapping for
-/// both rings where the kernel allows it). On failure nothing stays mapped.
-pub fn mmap_rings(fd: i32, p: &io_uring_params, sq: &mut IoUringSq, cq: &mut IoUringCq) -> i32 {
+/// both rings where the kernel allows it), into `place` when given. On
+/// failure nothing stays mapped.
+pub(crate) fn mmap_rings(
+    fd: i32,
+    p: &io_uring_params,
+    sq: &mut IoUringSq,
+    cq: &mut IoUringCq,
+    place: Option<&mut Reservation>,
+) -> i32 {
     let cq_sz = p.cq_off.cqes as usize + cqes_bytes(p.flags, p.cq_entries);
     let sq_sz = if p.flags & IORING_SETUP_NO_SQARRAY != 0 {
         cq_sz
@@ -164,54 +239,69 @@ pub fn mmap_rings(fd: i32, p: &io_uring_params, sq: &mut IoUringSq, cq: &mut IoU
     let single = p.features & IORING_FEAT_SINGLE_MMAP != 0;
     sq.ring_sz = if single { sq_sz.max(cq_sz) } else { sq_sz };
     cq.ring_sz = if single { sq.ring_sz } else { cq_sz };
+    let sqes_sz = sqes_bytes(p.flags, p.sq_entries);
+    let Ok(sqes_sz32) = u32::try_from(sqes_sz) else {
+        *sq = IoUringSq::zeroed();
+        *cq = IoUringCq::zeroed();
+        return -libc::EINVAL;
+    };
 
-    let map = |len: usize, off: u64| {
-        // SAFETY: a fresh shared mapping of the ring fd at a kernel-defined
-        // offset; no existing memory is touched.
+    // Reserved slots, where the reservation has room for them.
+    let (rings_at, sqes_at) = match &place {
+        Some(r) => (r.slot(IORING_OFF_SQ_RING, sq.ring_sz), r.slot(IORING_OFF_SQES, sqes_sz)),
+        None => (None, None),
+    };
+    let map = |len: usize, off: u64, at: Option<*mut c_void>| {
+        let fixed = if at.is_some() { libc::MAP_FIXED } else { 0 };
+        // SAFETY: a shared mapping of the ring fd at a kernel-defined offset,
+        // anywhere, or with MAP_FIXED over our own PROT_NONE reservation
+        // where Reservation::slot found room: no live memory is replaced.
         unsafe {
             sys::mmap(
-                ptr::null_mut(),
+                at.unwrap_or(ptr::null_mut()),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_POPULATE,
+                libc::MAP_SHARED | libc::MAP_POPULATE | fixed,
                 fd,
                 off as i64,
             )
         }
     };
-
-    sq.ring_ptr = match map(sq.ring_sz, IORING_OFF_SQ_RING) {
-        Ok(m) => m,
-        Err(e) => {
-            sq.ring_sz = 0;
-            cq.ring_sz = 0;
-            return e;
-        }
-    };
     let fail = |sq: &mut IoUringSq, cq: &mut IoUringCq, e: i32| {
+        if rings_at.is_some() {
+            // Inside the reservation, whose drop releases it: unmapping it
+            // here would open a hole another thread's mmap could take.
+            sq.ring_sz = 0;
+        }
         unmap_rings(sq, cq);
         *sq = IoUringSq::zeroed();
         *cq = IoUringCq::zeroed();
         e
     };
+
+    sq.ring_ptr = match map(sq.ring_sz, IORING_OFF_SQ_RING, rings_at) {
+        Ok(m) => m,
+        Err(e) => return fail(sq, cq, e),
+    };
     if single {
         cq.ring_ptr = sq.ring_ptr;
     } else {
-        match map(cq.ring_sz, IORING_OFF_CQ_RING) {
+        match map(cq.ring_sz, IORING_OFF_CQ_RING, None) {
             Ok(m) => cq.ring_ptr = m,
             Err(e) => return fail(sq, cq, e),
         }
     }
-
-    let sqes_sz = sqes_bytes(p.flags, p.sq_entries);
-    let Ok(sqes_sz32) = u32::try_from(sqes_sz) else {
-        return fail(sq, cq, -libc::EINVAL);
-    };
-    match map(sqes_sz, IORING_OFF_SQES) {
+    match map(sqes_sz, IORING_OFF_SQES, sqes_at) {
         Ok(m) => sq.sqes = m as *mut io_uring_sqe,
         Err(e) => return fail(sq, cq, e),
     }
     sq.sqes_sz = sqes_sz32;
+    if let Some(r) = place {
+        r.claim(
+            if rings_at.is_some() { sq.ring_sz } else { 0 },
+            if sqes_at.is_some() { sqes_sz } else { 0 },
+        );
+    }
     setup_ring_pointers(p, sq, cq);
     0
 }
@@ -253,30 +343,48 @@ pub(crate) fn release_memory(ring: &IoUring) {
 }
 
 /// `io_uring_queue_mmap`: maps the rings of an fd from `io_uring_setup`.
-pub fn queue_mmap(fd: i32, p: &io_uring_params, ring: &mut IoUring) -> i32 {
-    *ring = IoUring::empty();
-    let ret = mmap_rings(fd, p, &mut ring.sq, &mut ring.cq);
+/// An exclusive call (see [`Ring`]); on failure the ring is dead.
+pub fn queue_mmap(fd: i32, p: &io_uring_params, ring: Ring) -> i32 {
+    let mut r = IoUring::dead();
+    let ret = mmap_rings(fd, p, &mut r.sq, &mut r.cq, None);
     if ret == 0 {
-        ring.flags = p.flags;
-        ring.features = p.features;
-        ring.ring_fd = fd;
-        ring.enter_ring_fd = fd;
+        r.flags = p.flags;
+        r.features = p.features;
+        r.ring_fd = fd;
+        r.enter_ring_fd = fd;
+    } else {
+        r = IoUring::dead();
     }
+    ring.store(r);
     ret
 }
 
 /// `__io_uring_queue_init_params`: one attempt at creating a ring with
 /// exactly `p.flags`. Returns the bytes of caller/owned memory used for a
-/// NO_MMAP ring, 0 for a mapped ring, or `-errno`. On failure `ring` owns
-/// nothing, so `io_uring_queue_exit` on it is harmless.
+/// NO_MMAP ring, 0 for a mapped ring, or `-errno`. An exclusive call (see
+/// [`Ring`]); on failure the ring is dead, so `io_uring_queue_exit` on it is
+/// harmless and every other call gets `-EBADF`.
 pub fn queue_init_params_raw(
+    entries: u32,
+    ring: Ring,
+    p: &mut io_uring_params,
+    buf: *mut c_void,
+    buf_size: usize,
+) -> i32 {
+    let mut r = IoUring::dead();
+    let ret = init_local(entries, &mut r, p, buf, buf_size);
+    ring.store(if ret < 0 { IoUring::dead() } else { r });
+    ret
+}
+
+/// Sets up a ring in `ring`, a value of our own until it is published.
+fn init_local(
     entries: u32,
     ring: &mut IoUring,
     p: &mut io_uring_params,
     buf: *mut c_void,
     buf_size: usize,
 ) -> i32 {
-    *ring = IoUring::empty();
     let no_mmap = p.flags & IORING_SETUP_NO_MMAP != 0;
     if p.flags & IORING_SETUP_REGISTERED_FD_ONLY != 0 && !no_mmap {
         return -libc::EINVAL;
@@ -286,10 +394,7 @@ pub fn queue_init_params_raw(
     if no_mmap {
         match place_no_mmap_ring(entries, p, ring, buf, buf_size) {
             Ok(n) => used = n,
-            Err(e) => {
-                *ring = IoUring::empty();
-                return e;
-            }
+            Err(e) => return e,
         }
         if !buf.is_null() {
             ring.int_flags |= int_flags::APP_MEM;
@@ -300,18 +405,16 @@ pub fn queue_init_params_raw(
     let fd = unsafe { sys::io_uring_setup(entries, p) };
     if fd < 0 {
         release_memory(ring);
-        *ring = IoUring::empty();
         return fd;
     }
 
     if no_mmap {
         setup_ring_pointers(p, &mut ring.sq, &mut ring.cq);
     } else {
-        let ret = mmap_rings(fd, p, &mut ring.sq, &mut ring.cq);
+        let ret = mmap_rings(fd, p, &mut ring.sq, &mut ring.cq, None);
         if ret != 0 {
             // SAFETY: fd is the ring we just created and nothing else holds it.
             unsafe { sys::close(fd) };
-            *ring = IoUring::empty();
             return ret;
         }
     }
@@ -339,7 +442,7 @@ pub fn queue_init_params_raw(
 /// kernel refuses, unless the caller asked for it.
 fn init_preferring_no_sqarray(
     entries: u32,
-    ring: &mut IoUring,
+    ring: Ring,
     p: &mut io_uring_params,
     buf: *mut c_void,
     buf_size: usize,
@@ -355,12 +458,12 @@ fn init_preferring_no_sqarray(
 }
 
 /// `io_uring_queue_init_params`.
-pub fn queue_init_params(entries: u32, ring: &mut IoUring, p: &mut io_uring_params) -> i32 {
+pub fn queue_init_params(entries: u32, ring: Ring, p: &mut io_uring_params) -> i32 {
     init_preferring_no_sqarray(entries, ring, p, ptr::null_mut(), 0).min(0)
 }
 
 /// `io_uring_queue_init`.
-pub fn queue_init(entries: u32, ring: &mut IoUring, flags: u32) -> i32 {
+pub fn queue_init(entries: u32, ring: Ring, flags: u32) -> i32 {
     let mut p = io_uring_params { flags, ..Default::default() };
     queue_init_params(entries, ring, &mut p)
 }
@@ -368,7 +471,7 @@ pub fn queue_init(entries: u32, ring: &mut IoUring, flags: u32) -> i32 {
 /// `io_uring_queue_init_mem`: the rings live in `buf`; returns the bytes used.
 pub fn queue_init_mem(
     entries: u32,
-    ring: &mut IoUring,
+    ring: Ring,
     p: &mut io_uring_params,
     buf: *mut c_void,
     buf_size: usize,
@@ -378,42 +481,51 @@ pub fn queue_init_mem(
 }
 
 /// `io_uring_queue_exit`: unmaps, unregisters and closes whatever the ring
-/// owns, and leaves it owning nothing.
-pub fn queue_exit(ring: &mut IoUring) {
-    if ring.sq.ring_ptr.is_null() && ring.sq.sqes.is_null() {
+/// owns, and leaves it dead. An exclusive call (see [`Ring`]).
+pub fn queue_exit(ring: Ring) {
+    let r = ring.load();
+    if !r.owns_memory() {
         // Never set up, already torn down, or a failed init.
         return;
     }
-    release_memory(ring);
-    if ring.int_flags & int_flags::REG_RING != 0 {
+    kill(ring, &r);
+}
+
+/// Releases everything `r` (the current contents of `ring`) owns and leaves
+/// `ring` dead.
+pub(crate) fn kill(ring: Ring, r: &IoUring) {
+    if r.int_flags & int_flags::REG_RING != 0 {
         super::register::unregister_ring_fd(ring);
     }
-    if ring.ring_fd >= 0 {
+    release_memory(r);
+    if r.ring_fd >= 0 {
         // SAFETY: the ring owns ring_fd.
-        unsafe { sys::close(ring.ring_fd) };
+        unsafe { sys::close(r.ring_fd) };
     }
-    *ring = IoUring::empty();
+    ring.store(IoUring::dead());
 }
 
 /// `io_uring_ring_dontfork`: keeps the ring mappings out of forked children.
-pub fn ring_dontfork(ring: &IoUring) -> i32 {
-    if ring.sq.ring_ptr.is_null() || ring.sq.sqes.is_null() || ring.cq.ring_ptr.is_null() {
+pub fn ring_dontfork(ring: Ring) -> i32 {
+    let (sqes, ring_ptr, cq_ptr) = (ring.sq_sqes() as *mut c_void, ring.sq_ring_ptr(), ring.cq_ring_ptr());
+    if ring.is_dead() || sqes.is_null() || ring_ptr.is_null() || cq_ptr.is_null() {
         return -libc::EINVAL;
     }
-    let sqes_len = sqes_bytes(ring.flags, ring.sq.ring_entries);
-    let mut regions = [
-        (ring.sq.sqes as *mut c_void, sqes_len),
-        (ring.sq.ring_ptr, ring.sq.ring_sz),
-        (ring.cq.ring_ptr, ring.cq.ring_sz),
-    ];
-    if ring.cq.ring_ptr == ring.sq.ring_ptr {
-        regions[2].1 = 0;
-    }
+    let flags = ring.flags();
+    let regions = if flags & IORING_SETUP_NO_MMAP != 0 {
+        // One block: the SQE array, then the rings (see place_no_mmap_ring).
+        let p = io_uring_params { flags, ..Default::default() };
+        let (sqes_mem, rings_mem) = no_mmap_sizes(&p, ring.sq_ring_entries(), ring.cq_ring_entries());
+        [(sqes, sqes_mem + rings_mem), (ptr::null_mut(), 0), (ptr::null_mut(), 0)]
+    } else {
+        let cq_len = if cq_ptr == ring_ptr { 0 } else { ring.cq_ring_sz() };
+        [(sqes, ring.sq_sqes_sz() as usize), (ring_ptr, ring.sq_ring_sz()), (cq_ptr, cq_len)]
+    };
     for (addr, len) in regions {
         if len == 0 {
             continue;
         }
-        // SAFETY: advising a mapping the ring owns changes no memory.
+        // SAFETY: advising memory the ring owns changes none of its contents.
         let ret = unsafe { sys::madvise(addr, len, libc::MADV_DONTFORK) };
         if ret < 0 {
             return ret;
@@ -436,10 +548,11 @@ pub fn memory_size_params(entries: u32, p: &io_uring_params) -> isize {
 /// `io_uring_mlock_size_params`: RLIMIT_MEMLOCK bytes a ring needs. Kernels
 /// with native workers account rings to the memory cgroup instead: 0.
 pub fn mlock_size_params(entries: u32, p: &io_uring_params) -> isize {
-    let mut probe_ring = IoUring::empty();
+    let mut probe_ring = IoUring::dead();
+    let probe_ring = Ring::from_mut(&mut probe_ring);
     let mut lp = io_uring_params::default();
-    if queue_init_params(entries, &mut probe_ring, &mut lp) == 0 {
-        queue_exit(&mut probe_ring);
+    if queue_init_params(entries, probe_ring, &mut lp) == 0 {
+        queue_exit(probe_ring);
     }
     if lp.features & IORING_FEAT_NATIVE_WORKERS != 0 {
         return 0;
@@ -469,15 +582,18 @@ mod tests {
     #[test]
     fn init_and_exit_round_trip() {
         let mut ring = IoUring::empty();
-        assert_eq!(queue_init(8, &mut ring, 0), 0);
-        assert!(ring.ring_fd >= 0);
-        assert_eq!(ring.sq.ring_entries, 8);
-        assert_eq!(ring.cq.ring_entries, 16);
-        queue_exit(&mut ring);
-        assert_eq!(ring.ring_fd, -1);
+        let r = Ring::from_mut(&mut ring);
+        assert_eq!(queue_init(8, r, 0), 0);
+        assert!(r.ring_fd() >= 0);
+        assert_eq!(r.sq_ring_entries(), 8);
+        assert_eq!(r.cq_ring_entries(), 16);
+        queue_exit(r);
+        assert!(r.is_dead());
+        assert_eq!(r.ring_fd(), -1);
         // A second exit, or an exit after a failed init, does nothing.
-        queue_exit(&mut ring);
-        assert_eq!(queue_init(0, &mut ring, 0), -libc::EINVAL);
-        queue_exit(&mut ring);
+        queue_exit(r);
+        assert_eq!(queue_init(0, r, 0), -libc::EINVAL);
+        assert!(r.is_dead());
+        queue_exit(r);
     }
 }

@@ -162,6 +162,207 @@ impl IoUring {
     }
 }
 
+/// A caller's `struct io_uring`, reached field by field through its pointer.
+///
+/// liburing lets one thread submit while another reaps and a third
+/// registers, so no `&IoUring` or `&mut IoUring` is ever made from a
+/// caller's pointer: every access reads or writes one field, unaligned (C
+/// callers may embed the struct in a packed one), and the fields fall into
+/// groups with one owner each:
+///
+/// | fields | written by | read by |
+/// |---|---|---|
+/// | `sq.sqe_head`, `sq.sqe_tail`, SQE slots, `*sq.ktail` | the submitting thread | the submitting thread |
+/// | `*cq.khead`, CQE slots (read) | the reaping thread | the reaping thread |
+/// | pointers, masks, sizes, `flags`, `features` | setup, exit, resize | any thread |
+/// | `ring_fd`, `enter_ring_fd`, `int_flags` | setup, exit, resize, ring-fd (un)registration, `set_iowait` | any thread |
+///
+/// Writers of the last two rows are *exclusive* calls: as in liburing, the
+/// caller runs them while no other call on the same ring is in progress.
+/// They may read and write the whole struct ([`Ring::load`], [`Ring::store`]).
+/// Words inside the shared ring memory (`*khead`, `*ktail`, `*kflags`...) are
+/// touched only with atomics, since the kernel (or an SQ thread) updates them
+/// concurrently.
+#[derive(Clone, Copy)]
+pub struct Ring<'a> {
+    ptr: core::ptr::NonNull<IoUring>,
+    _shared: core::marker::PhantomData<&'a core::cell::UnsafeCell<IoUring>>,
+}
+
+impl<'a> Ring<'a> {
+    /// Wraps a caller's pointer; `None` when it is null.
+    ///
+    /// # Safety
+    /// A non-null `p` addresses a `struct io_uring` (any alignment) that
+    /// stays allocated for `'a`, and the caller keeps the ownership rules in
+    /// the type's documentation.
+    #[inline(always)]
+    pub unsafe fn new(p: *mut IoUring) -> Option<Self> {
+        core::ptr::NonNull::new(p).map(|ptr| Ring { ptr, _shared: core::marker::PhantomData })
+    }
+
+    /// A ring this thread owns outright (a local, or a test's).
+    #[inline(always)]
+    pub fn from_mut(r: &'a mut IoUring) -> Self {
+        Ring { ptr: core::ptr::NonNull::from(r), _shared: core::marker::PhantomData }
+    }
+
+    #[inline(always)]
+    pub fn as_ptr(self) -> *mut IoUring {
+        self.ptr.as_ptr()
+    }
+
+    /// A copy of the whole struct. Exclusive calls only (see the type).
+    #[inline]
+    pub fn load(self) -> IoUring {
+        // SAFETY: the pointer addresses a live struct io_uring, and an
+        // exclusive call has no concurrent writer.
+        unsafe { self.ptr.as_ptr().read_unaligned() }
+    }
+
+    /// Replaces the whole struct. Exclusive calls only (see the type).
+    #[inline]
+    pub fn store(self, v: IoUring) {
+        // SAFETY: as for load; no other thread reads the struct meanwhile.
+        unsafe { self.ptr.as_ptr().write_unaligned(v) }
+    }
+
+    /// Whether the ring was torn down (or never set up): it points at
+    /// [`IoUring::dead`]'s words and has no fd to enter with.
+    #[inline(always)]
+    pub fn is_dead(self) -> bool {
+        self.enter_ring_fd() < 0
+    }
+}
+
+/// Getters for the fields the ring logic reads, each touching that field
+/// alone through the raw pointer.
+macro_rules! ring_getters {
+    ($($get:ident: $ty:ty = $($path:ident).+;)*) => {
+        impl Ring<'_> {
+            $(
+                #[inline(always)]
+                pub fn $get(self) -> $ty {
+                    // SAFETY: the Ring invariant: a live struct io_uring; the
+                    // read makes no reference and needs no alignment.
+                    unsafe { core::ptr::addr_of!((*self.ptr.as_ptr()).$($path).+).read_unaligned() }
+                }
+            )*
+        }
+    };
+}
+
+/// Setters for the fields whose owner group writes them one at a time.
+macro_rules! ring_setters {
+    ($($set:ident: $ty:ty = $($path:ident).+;)*) => {
+        impl Ring<'_> {
+            $(
+                #[inline(always)]
+                pub fn $set(self, v: $ty) {
+                    // SAFETY: as for the getters; the caller owns this
+                    // field's group (see the type's documentation).
+                    unsafe { core::ptr::addr_of_mut!((*self.ptr.as_ptr()).$($path).+).write_unaligned(v) }
+                }
+            )*
+        }
+    };
+}
+
+ring_getters! {
+    sq_khead: *mut u32 = sq.khead;
+    sq_ktail: *mut u32 = sq.ktail;
+    sq_kflags: *mut u32 = sq.kflags;
+    sq_sqes: *mut io_uring_sqe = sq.sqes;
+    sq_sqe_head: u32 = sq.sqe_head;
+    sq_sqe_tail: u32 = sq.sqe_tail;
+    sq_ring_mask: u32 = sq.ring_mask;
+    sq_ring_entries: u32 = sq.ring_entries;
+    sq_ring_ptr: *mut c_void = sq.ring_ptr;
+    sq_ring_sz: usize = sq.ring_sz;
+    sq_sqes_sz: u32 = sq.sqes_sz;
+    cq_khead: *mut u32 = cq.khead;
+    cq_ktail: *mut u32 = cq.ktail;
+    cq_cqes: *mut io_uring_cqe = cq.cqes;
+    cq_ring_mask: u32 = cq.ring_mask;
+    cq_ring_entries: u32 = cq.ring_entries;
+    cq_ring_ptr: *mut c_void = cq.ring_ptr;
+    cq_ring_sz: usize = cq.ring_sz;
+    flags: u32 = flags;
+    ring_fd: i32 = ring_fd;
+    features: u32 = features;
+    enter_ring_fd: i32 = enter_ring_fd;
+    int_flags: u8 = int_flags;
+}
+
+ring_setters! {
+    set_sq_sqe_head: u32 = sq.sqe_head;
+    set_sq_sqe_tail: u32 = sq.sqe_tail;
+    set_ring_fd: i32 = ring_fd;
+    set_enter_ring_fd: i32 = enter_ring_fd;
+    set_int_flags: u8 = int_flags;
+}
+
+impl Ring<'_> {
+    /// Flags to OR into every `io_uring_enter` call for this ring.
+    #[inline(always)]
+    pub fn enter_flags(self) -> u32 {
+        (self.int_flags() & int_flags::ENTER_MASK) as u32
+    }
+
+    #[inline(always)]
+    pub fn has_flag(self, setup_flag: u32) -> bool {
+        self.flags() & setup_flag != 0
+    }
+
+    #[inline(always)]
+    pub fn has_feature(self, feature: u32) -> bool {
+        self.features() & feature != 0
+    }
+}
+
+/// Zeroed words, in read-only memory, that a dead ring's head, tail, mask
+/// and flag pointers address. Entry counts of zero make the header's inline
+/// helpers find no free SQE and no CQE, so a program that goes on using a
+/// ring after `io_uring_queue_exit` gets NULL and "nothing ready" instead of
+/// touching unmapped (or, worse, reused) memory.
+#[repr(C, align(64))]
+struct DeadWords([u32; 16]);
+static DEAD_WORDS: DeadWords = DeadWords([0; 16]);
+
+/// A `flags` bit no kernel flag uses, set only on the dead ring, so that the
+/// submit fast path's existing flags test routes it to the checked path.
+pub const RING_DEAD: u32 = 1 << 31;
+
+impl IoUring {
+    /// The state of a ring that owns nothing: after `io_uring_queue_exit`,
+    /// after a failed setup. Every library call on it returns `-EBADF` (or
+    /// null), and tearing it down again is a no-op.
+    pub fn dead() -> Self {
+        let w = DEAD_WORDS.0.as_ptr() as *mut u32;
+        let mut r = IoUring::empty();
+        r.sq.khead = w;
+        r.sq.ktail = w;
+        r.sq.kring_mask = w;
+        r.sq.kring_entries = w;
+        r.sq.kflags = w;
+        r.sq.kdropped = w;
+        r.cq.khead = w;
+        r.cq.ktail = w;
+        r.cq.kring_mask = w;
+        r.cq.kring_entries = w;
+        r.cq.kflags = w;
+        r.cq.koverflow = w;
+        r.cq.cqes = w as *mut io_uring_cqe;
+        r.flags = RING_DEAD;
+        r
+    }
+
+    /// Whether `ring_ptr`/`sqes` are real mappings rather than the dead ring's words.
+    pub fn owns_memory(&self) -> bool {
+        !self.sq.ring_ptr.is_null() || !self.sq.sqes.is_null()
+    }
+}
+
 // Layout, checked against abi/liburing-2.15-layouts.tsv (rows io_uring_sq,
 // io_uring_cq, io_uring). c-tests/layout.c checks the C side.
 macro_rules! assert_layout {
