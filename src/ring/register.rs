@@ -84,6 +84,9 @@ pub fn register_ring_fd(ring: Ring) -> i32 {
 
 /// `io_uring_unregister_ring_fd`.
 pub fn unregister_ring_fd(ring: Ring) -> i32 {
+    if ring.is_dead() {
+        return -libc::EBADF;
+    }
     if ring.int_flags() & int_flags::REG_RING == 0 {
         return -libc::EINVAL;
     }
@@ -99,6 +102,9 @@ pub fn unregister_ring_fd(ring: Ring) -> i32 {
 /// `io_uring_close_ring_fd`: drops the plain fd once the ring is reachable
 /// through its registered index alone.
 pub fn close_ring_fd(ring: Ring) -> i32 {
+    if ring.is_dead() {
+        return -libc::EBADF;
+    }
     if ring.features() & IORING_FEAT_REG_REG_RING == 0 {
         return -libc::EOPNOTSUPP;
     }
@@ -424,6 +430,9 @@ pub unsafe fn register_clock(ring: Ring, arg: *mut io_uring_clock_register) -> i
 
 /// `io_uring_set_iowait`: a purely local flag, honoured by later waits.
 pub fn set_iowait(ring: Ring, enable: bool) -> i32 {
+    if ring.is_dead() {
+        return -libc::EBADF;
+    }
     if ring.features() & IORING_FEAT_NO_IOWAIT == 0 {
         return -libc::EOPNOTSUPP;
     }

@@ -508,7 +508,10 @@ pub(crate) fn kill(ring: Ring, r: &IoUring) {
 /// `io_uring_ring_dontfork`: keeps the ring mappings out of forked children.
 pub fn ring_dontfork(ring: Ring) -> i32 {
     let (sqes, ring_ptr, cq_ptr) = (ring.sq_sqes() as *mut c_void, ring.sq_ring_ptr(), ring.cq_ring_ptr());
-    if ring.is_dead() || sqes.is_null() || ring_ptr.is_null() || cq_ptr.is_null() {
+    if ring.is_dead() {
+        return -libc::EBADF;
+    }
+    if sqes.is_null() || ring_ptr.is_null() || cq_ptr.is_null() {
         return -libc::EINVAL;
     }
     let flags = ring.flags();

@@ -336,7 +336,9 @@ pub const RING_DEAD: u32 = 1 << 31;
 impl IoUring {
     /// The state of a ring that owns nothing: after `io_uring_queue_exit`,
     /// after a failed setup. Every library call on it returns `-EBADF` (or
-    /// null), and tearing it down again is a no-op.
+    /// null), and tearing it down again is a no-op. `cq.kflags` stays null,
+    /// as on kernels without CQ flags, so the header's eventfd toggle
+    /// answers -EOPNOTSUPP instead of writing.
     pub fn dead() -> Self {
         let w = DEAD_WORDS.0.as_ptr() as *mut u32;
         let mut r = IoUring::empty();
@@ -350,7 +352,6 @@ impl IoUring {
         r.cq.ktail = w;
         r.cq.kring_mask = w;
         r.cq.kring_entries = w;
-        r.cq.kflags = w;
         r.cq.koverflow = w;
         r.cq.cqes = w as *mut io_uring_cqe;
         r.flags = RING_DEAD;
