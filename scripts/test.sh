@@ -35,20 +35,26 @@ for t in scripts/check-*.sh c-tests/*.sh; do
     report "$(basename "$t")" $st
 done
 
-# 3. C tests, each linked against the shared and against the static library.
+# 3. C tests, each linked against the shared and against the static
+# library, and once more against the static library with AddressSanitizer
+# and UBSan (any report fails the test: -fno-sanitize-recover, and ASan's
+# leak check at exit).
 tbin=$B/c-tests
 mkdir -p "$tbin"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 for src in c-tests/*.c; do
     name=$(basename "$src" .c)
-    for kind in shared static; do
+    for kind in shared static asan; do
         exe=$tbin/$name.$kind
-        if [ $kind = shared ]; then
-            link="-L$B/lib -luring -Wl,-rpath,$B/lib"
-        else
-            link="$B/lib/liburing.a"
-        fi
+        case $kind in
+        shared) link="-L$B/lib -luring -Wl,-rpath,$B/lib" ;;
+        static) link="$B/lib/liburing.a" ;;
+        asan)   link="$SAN $B/lib/liburing.a" ;;
+        esac
         if ! $CC $CFLAGS_T -o "$exe" "$src" $link -lpthread 2>"$work/cc.log"; then
             cat "$work/cc.log"; report "$name [$kind] (build)" 1; continue
         fi
