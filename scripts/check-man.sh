@@ -208,6 +208,8 @@ while read -r f; do
         case $xn in io_uring*|liburing*) ;; *) continue ;; esac
         xs=${xs%%[!0-9]*}
         [ -f "man/man$xs/$xn.$xs" ] && continue
+        # Trees without the overview lack all of section 7 (a partial branch).
+        [ "$xs" = 7 ] && [ ! -f man/man7/liburing-rs.7 ] && continue
         other=$(ls man/man[1-9]/"$xn".[1-9] 2>/dev/null | head -1)
         if [ -n "$other" ]; then
             echo "xref $f: $xn($xs) is in section ${other##*.}"
@@ -221,7 +223,10 @@ done < "$tmp/pages" > "$tmp/xref"
 # --- Install, render with man(1), uninstall. ----------------------------------
 if [ -z "$group" ]; then
     stage=$tmp/stage
-    if make -s -C "$tree" install-man DESTDIR="$stage" PREFIX=/usr > "$tmp/make.log" 2>&1; then
+    # A tree whose Makefile predates install-man borrows this one's rules.
+    mk="make -s -C $tree"
+    grep -q '^install-man:' Makefile || mk="$mk -f $here/Makefile"
+    if $mk install-man DESTDIR="$stage" PREFIX=/usr > "$tmp/make.log" 2>&1; then
         page=io_uring_prep_read
         [ -f man/man3/$page.3 ] || page=io_uring_queue_init
         out=$(MANWIDTH=80 MAN_KEEP_FORMATTING= man -M "$stage/usr/share/man" -P cat 3 $page 2>"$tmp/man.err")
@@ -234,7 +239,7 @@ $(sed 's/^/    /' "$tmp/man.err")"
         n_inst=$(find "$stage" -type f | wc -l)
         n_src=$(ls man/man[1-9]/*.[1-9] | wc -l)
         [ "$n_inst" -eq "$n_src" ] || fail "install-man: installed $n_inst files for $n_src pages"
-        make -s -C "$tree" uninstall-man DESTDIR="$stage" PREFIX=/usr >> "$tmp/make.log" 2>&1
+        $mk uninstall-man DESTDIR="$stage" PREFIX=/usr >> "$tmp/make.log" 2>&1
         left=$(find "$stage" -type f)
         [ -z "$left" ] || fail "uninstall-man left files behind:
 $left"
