@@ -6,6 +6,7 @@
 #   make test            every test: Rust, C (shared and static), ABI checks
 #   make bench           benchmarks against Debian's liburing (benches/results.md)
 #   make install         install to $(DESTDIR)$(PREFIX), manual pages to $(mandir)
+#   make install-man     only the manual pages (make uninstall-man removes them)
 
 VERSION    := 2.15
 SOVERSION  := 2

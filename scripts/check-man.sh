@@ -103,6 +103,15 @@ $(printf '%s\n' "$out" | sed 's/^/    /')"
 done < "$tmp/pages"
 
 # --- Synopses. --------------------------------------------------------------
+# Prototype text is compared with all spacing around * ( ) , [ ] removed.
+norm_awk='
+    function norm(s) {
+        gsub(/[ \t]+/, " ", s)
+        gsub(/ *\* */, "*", s); gsub(/ *\( */, "(", s); gsub(/ *\) */, ")", s)
+        gsub(/ *, */, ",", s); gsub(/ *\[ */, "[", s); gsub(/ *\] */, "]", s)
+        sub(/^ /, "", s); sub(/ $/, "", s)
+        return s
+    }'
 # Rendered SYNOPSIS text of each section 2/3 page into one C file, each
 # page's part behind a #line naming the page, preprocessor lines first.
 : > "$tmp/cpp"; : > "$tmp/body"; : > "$tmp/protos"
@@ -117,14 +126,7 @@ while read -r f; do
     printf '#line 1 "%s(SYNOPSIS)"\n' "$f" >> "$tmp/body"
     grep -v '^[[:space:]]*#' "$tmp/syn" >> "$tmp/body"
     # One normalised prototype per line: PAGE <TAB> NAME <TAB> TEXT.
-    grep -v '^[[:space:]]*#' "$tmp/syn" | tr '\n' ' ' | tr ';' '\n' | awk -v f="$f" '
-        function norm(s) {
-            gsub(/[ \t]+/, " ", s)
-            gsub(/ *\* */, "*", s); gsub(/ *\( */, "(", s); gsub(/ *\) */, ")", s)
-            gsub(/ *, */, ",", s); gsub(/ *\[ */, "[", s); gsub(/ *\] */, "]", s)
-            sub(/^ /, "", s); sub(/ $/, "", s)
-            return s
-        }
+    grep -v '^[[:space:]]*#' "$tmp/syn" | tr '\n' ' ' | tr ';' '\n' | awk -v f="$f" "$norm_awk"'
         {
             s = norm($0)
             if (!match(s, /[A-Za-z_][A-Za-z0-9_]*\(/)) next
@@ -148,15 +150,8 @@ $(sed 's/^/    /' "$tmp/cc.log" | head -60)"
     fi
 fi
 
-# The header's prototypes, normalised the same way: NAME <TAB> TEXT.
-awk '
-    function norm(s) {
-        gsub(/[ \t]+/, " ", s)
-        gsub(/ *\* */, "*", s); gsub(/ *\( */, "(", s); gsub(/ *\) */, ")", s)
-        gsub(/ *, */, ",", s); gsub(/ *\[ */, "[", s); gsub(/ *\] */, "]", s)
-        sub(/^ /, "", s); sub(/ $/, "", s)
-        return s
-    }
+# The header's prototypes, normalised: NAME <TAB> TEXT.
+awk "$norm_awk"'
     function emit(s) {
         gsub(/IOURINGINLINE|_LOCAL_INLINE|LIBURING_NOEXCEPT/, " ", s)
         s = norm(s)
@@ -229,7 +224,7 @@ if [ -z "$group" ]; then
     if $mk install-man DESTDIR="$stage" PREFIX=/usr > "$tmp/make.log" 2>&1; then
         page=io_uring_prep_read
         [ -f man/man3/$page.3 ] || page=io_uring_queue_init
-        out=$(MANWIDTH=80 MAN_KEEP_FORMATTING= man -M "$stage/usr/share/man" -P cat 3 $page 2>"$tmp/man.err")
+        out=$(LC_ALL=C MANWIDTH=80 man -M "$stage/usr/share/man" -P cat 3 $page 2>"$tmp/man.err")
         st=$?
         if [ $st -ne 0 ] || [ -s "$tmp/man.err" ] ||
            ! printf '%s\n' "$out" | grep -q "$page"; then
