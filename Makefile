@@ -5,7 +5,8 @@
 #   make demo            the above, then copy a file with examples/link-cp
 #   make test            every test: Rust, C (shared and static), ABI checks
 #   make bench           benchmarks against Debian's liburing (benches/results.md)
-#   make install         install to $(DESTDIR)$(PREFIX)
+#   make install         install to $(DESTDIR)$(PREFIX), manual pages to $(mandir)
+#   make install-man     only the manual pages (make uninstall-man removes them)
 
 VERSION    := 2.15
 SOVERSION  := 2
@@ -13,6 +14,7 @@ PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+mandir     ?= $(PREFIX)/share/man
 DESTDIR    ?=
 
 CARGO  ?= cargo
@@ -37,11 +39,13 @@ FFI_A   := $(B)/lib/liburing-ffi.a
 PCS     := $(B)/lib/pkgconfig/liburing.pc $(B)/lib/pkgconfig/liburing-ffi.pc
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 HEADERS := $(shell find include -name '*.h')
+# Every page and .so alias under man/, whoever added it.
+MANPAGES := $(wildcard man/man[1-9]/*.[1-9])
 
 LINK_SO = $(CC) -shared -Wl,--whole-archive $(RUSTLIB) -Wl,--no-whole-archive \
 	-Wl,--gc-sections -Wl,-z,defs -Wl,-z,now -Wl,-O1
 
-.PHONY: all lib examples demo test bench bench-quick install uninstall clean FORCE
+.PHONY: all lib examples demo test bench bench-quick install uninstall install-man uninstall-man clean FORCE
 
 all: lib examples
 
@@ -135,7 +139,7 @@ bench: lib
 bench-quick: lib
 	BENCH_QUICK=1 sh benches/run.sh
 
-install: lib
+install: lib install-man
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(INCLUDEDIR)/liburing/io_uring
 	install -m 644 include/liburing.h $(DESTDIR)$(INCLUDEDIR)/liburing.h
 	install -m 644 include/liburing/*.h $(DESTDIR)$(INCLUDEDIR)/liburing/
@@ -152,7 +156,19 @@ install: lib
 	      pkgconfig/$$pc.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/$$pc.pc; \
 	done
 
-uninstall:
+# Aliases are one-line .so files and are installed as they are.
+install-man:
+	for f in $(MANPAGES); do \
+	  d=$(DESTDIR)$(mandir)/$$(basename $$(dirname $$f)); \
+	  install -d $$d && install -m 644 $$f $$d/ || exit 1; \
+	done
+
+uninstall-man:
+	for f in $(MANPAGES); do \
+	  rm -f $(DESTDIR)$(mandir)/$$(basename $$(dirname $$f))/$$(basename $$f); \
+	done
+
+uninstall: uninstall-man
 	rm -f $(DESTDIR)$(LIBDIR)/liburing.so* $(DESTDIR)$(LIBDIR)/liburing-ffi.so* \
 	      $(DESTDIR)$(LIBDIR)/liburing.a $(DESTDIR)$(LIBDIR)/liburing-ffi.a \
 	      $(DESTDIR)$(PKGCONFIGDIR)/liburing.pc $(DESTDIR)$(PKGCONFIGDIR)/liburing-ffi.pc \

@@ -14,7 +14,9 @@ for f in lib/liburing.so.2.15 lib/liburing.so.2 lib/liburing.so lib/liburing.a \
          lib/liburing-ffi.so.2.15 lib/liburing-ffi.so.2 lib/liburing-ffi.a \
          lib/pkgconfig/liburing.pc lib/pkgconfig/liburing-ffi.pc \
          include/liburing.h include/liburing/io_uring.h include/liburing/barrier.h \
-         include/liburing/compat.h include/liburing/io_uring_version.h; do
+         include/liburing/compat.h include/liburing/io_uring_version.h \
+         share/man/man2/io_uring_setup.2 share/man/man3/io_uring_queue_init.3 \
+         share/man/man7/liburing-rs.7 share/man/man7/io_uring.7; do
     [ -e "$root/$f" ] || { echo "not installed: $f"; exit 1; }
 done
 
@@ -53,4 +55,9 @@ cc -Wall -Werror "$tmp/prog.c" -o "$tmp/prog-ffi" $(pkg-config --cflags --libs l
 strip -o "$tmp/s.so" "$root/lib/liburing.so.2.15"
 size=$(stat -c %s "$tmp/s.so")
 [ "$size" -lt 65536 ] || { echo "liburing.so.2.15 stripped is $size bytes"; exit 1; }
-echo "installed, pkg-config build runs; stripped liburing.so.2.15: $size bytes"
+
+# Uninstall takes back every file install put there.
+make -s -C "$top" uninstall DESTDIR="$tmp/root" PREFIX=$prefix >/dev/null
+left=$(find "$tmp/root" ! -type d)
+[ -z "$left" ] || { echo "make uninstall left:"; echo "$left"; exit 1; }
+echo "installed, pkg-config build runs, uninstalled; stripped liburing.so.2.15: $size bytes"
