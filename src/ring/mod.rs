@@ -10,6 +10,8 @@ pub mod register;
 pub mod buf_ring;
 pub mod probe;
 pub mod version;
+#[cfg(test)]
+mod shared_tests;
 
 pub use types::{int_flags, IoUring, IoUringCq, IoUringSq, Ring};
 
