@@ -178,3 +178,18 @@ uninstall: uninstall-man
 clean:
 	rm -rf $(B)
 	$(CARGO) clean
+
+# Debian packages liburing-rs2 and liburing-rs-dev, with their .changes and
+# .buildinfo, into build/deb/ (see debian/ and the README). -d: cargo and
+# rustc come from rustup, so Debian's build-dependency check would fail.
+DEB_DIR = $(B)/deb
+DEB_NAME = liburing-rs_$(shell dpkg-parsechangelog -SVersion)_$(shell dpkg-architecture -qDEB_HOST_ARCH)
+
+deb:
+	rm -rf $(DEB_DIR)
+	mkdir -p $(DEB_DIR)
+	LIBURING_RS_DEB_DIR=$(CURDIR)/$(DEB_DIR) dpkg-buildpackage -us -uc -b -d --post-clean \
+	    --buildinfo-file=$(DEB_DIR)/$(DEB_NAME).buildinfo --buildinfo-option=-u$(DEB_DIR) \
+	    --changes-file=$(DEB_DIR)/$(DEB_NAME).changes --changes-option=-u$(DEB_DIR)
+
+.PHONY: deb

@@ -1,12 +1,13 @@
 #!/bin/sh
 # Installs the Debian packages the build and the tests use, if missing:
-# a C toolchain, pkg-config, binutils (readelf), and liburing-dev (Debian's
+# a C toolchain, pkg-config, binutils (readelf), liburing-dev (Debian's
 # liburing 2.3, the peer for the binary-compatibility test and benchmarks),
-# mandoc and man-db (lint and rendering of the manual pages).
+# mandoc and man-db (lint and rendering of the manual pages), and for
+# `make deb` debhelper (with dpkg-dev) and lintian.
 # Rust comes from rustup and is expected to be on PATH already.
 set -eu
 need=""
-for p in gcc g++ make pkg-config binutils liburing-dev mandoc man-db; do
+for p in gcc g++ make pkg-config binutils liburing-dev mandoc man-db debhelper lintian; do
     dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done
 [ -z "$need" ] && exit 0
