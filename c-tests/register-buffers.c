@@ -162,6 +162,11 @@ static void clone_test(void)
 	CHECK_EQ(io_uring_clone_buffers(&dst, &src), 0, "clone");
 	CHECK_EQ(fixed_write(&dst, bufs[1], 32, 1), 32, "cloned buf 1");
 	CHECK_EQ(io_uring_clone_buffers(&dst, &src), -EBUSY, "clone again");
+	/* One ring as both source and destination: the kernel's answer. */
+	CHECK_EQ(io_uring_clone_buffers(&src, &src), -EBUSY, "clone onto itself");
+	CHECK_EQ(__io_uring_clone_buffers(&src, &src, IORING_REGISTER_DST_REPLACE),
+		 0, "clone onto itself, replacing");
+	CHECK_EQ(fixed_write(&src, bufs[1], 32, 1), 32, "self-cloned buf 1");
 	CHECK_EQ(__io_uring_clone_buffers(&dst, &src, IORING_REGISTER_DST_REPLACE),
 		 0, "clone with replace");
 	CHECK_EQ(fixed_write(&dst, bufs[2], 32, 2), 32, "replaced buf 2");
