@@ -130,7 +130,7 @@ impl IoUringCq {
 }
 
 impl IoUring {
-    /// A ring that owns nothing: tearing it down is a no-op.
+    /// Every pointer null, every fd -1: what [`IoUring::dead`] starts from.
     pub const fn empty() -> Self {
         IoUring {
             sq: IoUringSq::zeroed(),
@@ -143,22 +143,6 @@ impl IoUring {
             pad: [0; 3],
             pad2: 0,
         }
-    }
-
-    /// Flags to OR into every `io_uring_enter` call for this ring.
-    #[inline(always)]
-    pub fn enter_flags(&self) -> u32 {
-        (self.int_flags & int_flags::ENTER_MASK) as u32
-    }
-
-    #[inline(always)]
-    pub fn has_flag(&self, setup_flag: u32) -> bool {
-        self.flags & setup_flag != 0
-    }
-
-    #[inline(always)]
-    pub fn has_feature(&self, feature: u32) -> bool {
-        self.features & feature != 0
     }
 }
 
@@ -307,11 +291,6 @@ impl Ring<'_> {
     #[inline(always)]
     pub fn enter_flags(self) -> u32 {
         (self.int_flags() & int_flags::ENTER_MASK) as u32
-    }
-
-    #[inline(always)]
-    pub fn has_flag(self, setup_flag: u32) -> bool {
-        self.flags() & setup_flag != 0
     }
 
     #[inline(always)]
