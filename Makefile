@@ -1,7 +1,7 @@
 # liburing-rs build: the Rust core becomes liburing.a, which is then linked
 # into liburing.so.2 and liburing-ffi.so.2 with liburing's version nodes.
 #
-#   make                 build libraries, headers, .pc files and examples into build/
+#   make                 build libraries, headers, .pc files, uring-info and examples into build/
 #   make demo            the above, then copy a file with examples/link-cp
 #   make test            every test: Rust, C (shared and static), ABI checks
 #   make bench           benchmarks against Debian's liburing (benches/results.md)
@@ -10,6 +10,7 @@
 VERSION    := 2.15
 SOVERSION  := 2
 PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
@@ -38,15 +39,16 @@ FFI_SO  := $(B)/lib/liburing-ffi.so.$(VERSION)
 A       := $(B)/lib/liburing.a
 FFI_A   := $(B)/lib/liburing-ffi.a
 PCS     := $(B)/lib/pkgconfig/liburing.pc $(B)/lib/pkgconfig/liburing-ffi.pc
+INFO    := $(B)/bin/uring-info
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 HEADERS := $(shell find include -name '*.h')
 
 LINK_SO = $(CC) -shared -Wl,--whole-archive $(RUSTLIB) -Wl,--no-whole-archive \
 	-Wl,--gc-sections -Wl,-z,defs -Wl,-z,now -Wl,-O1
 
-.PHONY: all lib examples demo test bench bench-quick install uninstall clean FORCE
+.PHONY: all lib bin examples demo test bench bench-quick install uninstall clean FORCE
 
-all: lib examples
+all: lib bin examples
 
 lib: $(SO) $(FFI_SO) $(A) $(FFI_A) $(PCS)
 
@@ -119,6 +121,14 @@ $(B)/lib/pkgconfig/%.pc: pkgconfig/%.pc.in
 	sed -e 's|@PREFIX@|$(CURDIR)/$(B)|' -e 's|@LIBDIR@|$(CURDIR)/$(B)/lib|' \
 	    -e 's|@INCLUDEDIR@|$(CURDIR)/include|' -e 's|@VERSION@|$(VERSION)|' $< > $@
 
+# uring-info is a binary of the crate; the cargo run above builds it, and
+# may change it without touching the library, hence the comparison.
+bin: $(INFO)
+
+$(INFO): $(RUSTLIB) FORCE
+	@mkdir -p $(B)/bin
+	@cmp -s target/release/uring-info $@ || cp target/release/uring-info $@
+
 examples: $(EXAMPLES)
 
 $(B)/examples/%: examples/%.c $(SO) $(HEADERS)
@@ -138,12 +148,13 @@ bench: lib
 bench-quick: lib
 	BENCH_QUICK=1 sh benches/run.sh
 
-install: lib
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(INCLUDEDIR)/liburing/io_uring
+install: lib bin
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(INCLUDEDIR)/liburing/io_uring
 	install -m 644 include/liburing.h $(DESTDIR)$(INCLUDEDIR)/liburing.h
 	install -m 644 include/liburing/*.h $(DESTDIR)$(INCLUDEDIR)/liburing/
 	install -m 644 include/liburing/io_uring/*.h $(DESTDIR)$(INCLUDEDIR)/liburing/io_uring/
 	install -m 755 $(SO) $(FFI_SO) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(INFO) $(DESTDIR)$(BINDIR)/uring-info
 	install -m 644 $(A) $(FFI_A) $(DESTDIR)$(LIBDIR)/
 	ln -sf liburing.so.$(VERSION) $(DESTDIR)$(LIBDIR)/liburing.so.$(SOVERSION)
 	ln -sf liburing.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/liburing.so
@@ -159,7 +170,7 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/liburing.so* $(DESTDIR)$(LIBDIR)/liburing-ffi.so* \
 	      $(DESTDIR)$(LIBDIR)/liburing.a $(DESTDIR)$(LIBDIR)/liburing-ffi.a \
 	      $(DESTDIR)$(PKGCONFIGDIR)/liburing.pc $(DESTDIR)$(PKGCONFIGDIR)/liburing-ffi.pc \
-	      $(DESTDIR)$(INCLUDEDIR)/liburing.h
+	      $(DESTDIR)$(INCLUDEDIR)/liburing.h $(DESTDIR)$(BINDIR)/uring-info
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/liburing
 
 clean:

@@ -1,11 +1,12 @@
 #!/bin/sh
 # Installs the Debian packages the build and the tests use, if missing:
 # a C toolchain, pkg-config, binutils (readelf), and liburing-dev (Debian's
-# liburing 2.3, the peer for the binary-compatibility test and benchmarks).
+# liburing 2.3, the peer for the binary-compatibility test and benchmarks),
+# and mandoc (the manual pages' lint).
 # Rust comes from rustup and is expected to be on PATH already.
 set -eu
 need=""
-for p in gcc g++ make pkg-config binutils liburing-dev; do
+for p in gcc g++ make pkg-config binutils liburing-dev mandoc; do
     dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done
 [ -z "$need" ] && exit 0
