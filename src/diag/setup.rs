@@ -44,13 +44,14 @@ pub struct Facts {
     pub unknown_flags: u32,
     /// Bytes of ring memory this setup asks for.
     pub ring_bytes: u64,
+    /// Bytes the caller gave io_uring_queue_init_mem, if it gave any.
+    pub user_mem: Option<u64>,
     pub sys: SysFacts,
 }
 
 impl Facts {
-    pub fn gather(ret: i32, entries: u32, flags: u32, p: &io_uring_params) -> Self {
+    pub fn gather(ret: i32, entries: u32, flags: u32, p: &io_uring_params, user_mem: Option<usize>) -> Self {
         let err = -ret;
-        let shape = io_uring_params { flags, ..*p };
         Facts {
             err,
             entries,
@@ -59,7 +60,9 @@ impl Facts {
             wq_fd: p.wq_fd,
             resv_set: p.resv != [0; 3],
             unknown_flags: if err == libc::EINVAL && flags != 0 { probe::unknown_setup_flags(flags) } else { 0 },
-            ring_bytes: crate::ring::setup::memory_size_params(entries, &shape).max(0) as u64,
+            // p.flags are those of the last attempt, the size it needed.
+            ring_bytes: crate::ring::setup::memory_size_params(entries, p).max(0) as u64,
+            user_mem: user_mem.map(|n| n as u64),
             sys: SysFacts::gather(),
         }
     }
@@ -91,6 +94,8 @@ pub enum Cause {
     /// The kernel counts ring memory against RLIMIT_MEMLOCK, which is too low.
     Memlock,
     OutOfMemory,
+    /// io_uring_queue_init_mem got less memory than the ring needs.
+    BufferTooSmall,
     UnknownFlags,
     Reserved,
     /// A combination of flags the kernel refuses; the text says which.
@@ -193,6 +198,7 @@ pub fn decide(f: &Facts) -> Cause {
                 Cause::Denied
             }
         }
+        libc::ENOMEM if f.user_mem.is_some_and(|n| n < f.ring_bytes) => Cause::BufferTooSmall,
         libc::ENOMEM => {
             let limited = sys.memlock.is_some_and(|(soft, _)| soft != UNLIMITED);
             if sys.rings_count_as_locked() && !sys.has_cap(CAP_IPC_LOCK) && limited {
@@ -292,9 +298,13 @@ pub fn explain(f: &Facts, cause: Cause, out: &mut Line<LINE_CAP>) {
                 .push(" bytes for ")
                 .push_u64(f.entries as u64)
                 .push(" entries)");
-            if f.flags & IORING_SETUP_NO_MMAP != 0 {
-                out.push(", or the memory given to io_uring_queue_init_mem is too small");
-            }
+        }
+        Cause::BufferTooSmall => {
+            out.push("the memory given to io_uring_queue_init_mem (")
+                .push_u64(f.user_mem.unwrap_or(0))
+                .push(" bytes) is less than the ")
+                .push_u64(f.ring_bytes)
+                .push(" bytes this ring needs");
         }
         Cause::UnknownFlags => {
             let u = f.unknown_flags;
@@ -345,9 +355,10 @@ pub fn explain(f: &Facts, cause: Cause, out: &mut Line<LINE_CAP>) {
 }
 
 /// The hook: called once per failed `io_uring_queue_init*`, with the flags
-/// the caller asked for (the setup path may have added NO_SQARRAY to `p`).
-pub fn setup_failed(ret: i32, entries: u32, flags: u32, p: &io_uring_params) {
-    let facts = Facts::gather(ret, entries, flags, p);
+/// the caller asked for (the setup path may have added NO_SQARRAY to `p`)
+/// and the size of the caller's memory for io_uring_queue_init_mem.
+pub fn setup_failed(ret: i32, entries: u32, flags: u32, p: &io_uring_params, user_mem: Option<usize>) {
+    let facts = Facts::gather(ret, entries, flags, p, user_mem);
     let mut line = Line::<LINE_CAP>::new();
     explain(&facts, decide(&facts), &mut line);
     remember(&line);
@@ -552,6 +563,12 @@ mod tests {
             assert_eq!(decide(&f), Cause::OutOfMemory);
         }
         assert!(text(&f).contains("(266240 bytes for 4096 entries)"));
+        // Memory from the caller that is too small is named first.
+        f.user_mem = Some(4096);
+        assert_eq!(decide(&f), Cause::BufferTooSmall);
+        assert!(text(&f).ends_with("(4096 bytes) is less than the 266240 bytes this ring needs"));
+        f.user_mem = Some(266240);
+        assert_eq!(decide(&f), Cause::OutOfMemory);
     }
 
     #[test]
@@ -620,11 +637,11 @@ mod tests {
         std::thread::spawn(|| {
             assert_eq!(last(), None);
             let p = io_uring_params::default();
-            setup_failed(-libc::EINVAL, 0, 0, &p);
+            setup_failed(-libc::EINVAL, 0, 0, &p, None);
             assert_eq!(last().unwrap(), "ring setup failed with EINVAL: a ring needs at least 1 entry");
             std::thread::spawn(|| {
                 assert_eq!(last(), None);
-                setup_failed(-libc::EINVAL, 40000, 0, &io_uring_params::default());
+                setup_failed(-libc::EINVAL, 40000, 0, &io_uring_params::default(), None);
                 assert!(last().unwrap().contains("40000 entries"));
             })
             .join()

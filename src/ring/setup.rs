@@ -352,7 +352,7 @@ fn init_preferring_no_sqarray(
         ret = queue_init_params_raw(entries, ring, p, buf, buf_size);
     }
     if ret < 0 {
-        crate::diag::setup::setup_failed(ret, entries, asked, p);
+        crate::diag::setup::setup_failed(ret, entries, asked, p, (!buf.is_null()).then_some(buf_size));
     }
     ret
 }
