@@ -418,7 +418,7 @@ fn text_report(r: &Report, o: &mut Out) -> fmt::Result {
             if v == IORING_SETUP_SQPOLL {
                 match r.sqpoll_nobody {
                     Some((uid, ret)) => writeln!(o, "  {:<26}{}", SqpollAs(uid), Verdict(ret))?,
-                    None if r.euid != 0 => writeln!(o, "  {:<26}(this is the unprivileged result)", "SQPOLL as root")?,
+                    None if r.euid != 0 => writeln!(o, "  {:<26}not tested (not root)", "SQPOLL as root")?,
                     None => writeln!(o, "  {:<26}not tested (could not switch user)", "SQPOLL unprivileged")?,
                 }
             }
