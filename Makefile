@@ -1,7 +1,7 @@
 # liburing-rs build: the Rust core becomes liburing.a, which is then linked
 # into liburing.so.2 and liburing-ffi.so.2 with liburing's version nodes.
 #
-#   make                 build libraries, headers, .pc files and examples into build/
+#   make                 build libraries, headers, .pc files, uring-info and examples into build/
 #   make demo            the above, then copy a file with examples/link-cp
 #   make test            every test: Rust, C (shared and static), ABI checks
 #   make bench           benchmarks against Debian's liburing (benches/results.md)
@@ -11,6 +11,7 @@
 VERSION    := 2.15
 SOVERSION  := 2
 PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
@@ -31,12 +32,16 @@ ABI     := abi/liburing-2.15-symbols.tsv
 # anyway, the shared one exports them beside the table's symbols.
 EXTRA_NODE := LIBURING_2.15
 EXTRA_SYMS := __io_uring_queue_init_params io_uring_unmap_rings
+# The project's own exports (version node URING_RS_1.0).
+OWN     := abi/liburing-rs-symbols.txt
+OWN_SYMS := $(shell sed -e 's/\#.*//' -e '/^[[:space:]]*$$/d' $(OWN))
 
 SO      := $(B)/lib/liburing.so.$(VERSION)
 FFI_SO  := $(B)/lib/liburing-ffi.so.$(VERSION)
 A       := $(B)/lib/liburing.a
 FFI_A   := $(B)/lib/liburing-ffi.a
 PCS     := $(B)/lib/pkgconfig/liburing.pc $(B)/lib/pkgconfig/liburing-ffi.pc
+INFO    := $(B)/bin/uring-info
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 HEADERS := $(shell find include -name '*.h')
 # Every page and .so alias under man/, whoever added it.
@@ -45,9 +50,9 @@ MANPAGES := $(wildcard man/man[1-9]/*.[1-9])
 LINK_SO = $(CC) -shared -Wl,--whole-archive $(RUSTLIB) -Wl,--no-whole-archive \
 	-Wl,--gc-sections -Wl,-z,defs -Wl,-z,now -Wl,-O1
 
-.PHONY: all lib examples demo test bench bench-quick install uninstall install-man uninstall-man clean FORCE
+.PHONY: all lib bin examples demo test bench bench-quick install uninstall install-man uninstall-man clean FORCE
 
-all: lib examples
+all: lib bin examples
 
 lib: $(SO) $(FFI_SO) $(A) $(FFI_A) $(PCS)
 
@@ -55,13 +60,13 @@ lib: $(SO) $(FFI_SO) $(A) $(FFI_A) $(PCS)
 $(RUSTLIB): FORCE
 	$(CARGO) build --release
 
-$(B)/liburing.map: $(ABI) scripts/gen-map.sh
+$(B)/liburing.map: $(ABI) $(OWN) scripts/gen-map.sh
 	@mkdir -p $(B)
-	sh scripts/gen-map.sh $(ABI) liburing.so.2 $(EXTRA_NODE) $(EXTRA_SYMS) > $@
+	sh scripts/gen-map.sh $(ABI) liburing.so.2 $(OWN) $(EXTRA_NODE) $(EXTRA_SYMS) > $@
 
-$(B)/liburing-ffi.map: $(ABI) scripts/gen-map.sh
+$(B)/liburing-ffi.map: $(ABI) $(OWN) scripts/gen-map.sh
 	@mkdir -p $(B)
-	sh scripts/gen-map.sh $(ABI) liburing-ffi.so.2 $(EXTRA_NODE) $(EXTRA_SYMS) > $@
+	sh scripts/gen-map.sh $(ABI) liburing-ffi.so.2 $(OWN) $(EXTRA_NODE) $(EXTRA_SYMS) > $@
 
 $(B)/ffi.o: src/ffi.c $(HEADERS)
 	@mkdir -p $(B)
@@ -83,15 +88,15 @@ $(FFI_SO): $(RUSTLIB) $(B)/ffi.o $(B)/liburing-ffi.map
 # (our code plus the parts of core it uses) linked with --gc-sections from
 # the exported symbols, then every other global made local. Users get no
 # stray Rust symbols to collide with, and nothing that needs an unwinder.
-$(B)/liburing.syms: $(ABI)
+$(B)/liburing.syms: $(ABI) $(OWN)
 	@mkdir -p $(B)
 	awk -F '\t' '$$3 == "liburing.so.2" { print $$1 }' $(ABI) > $@
-	for s in $(EXTRA_SYMS); do echo $$s; done >> $@
+	for s in $(EXTRA_SYMS) $(OWN_SYMS); do echo $$s; done >> $@
 
-$(B)/liburing-ffi.syms: $(ABI)
+$(B)/liburing-ffi.syms: $(ABI) $(OWN)
 	@mkdir -p $(B)
 	awk -F '\t' '$$3 == "liburing-ffi.so.2" { print $$1 }' $(ABI) > $@
-	for s in $(EXTRA_SYMS); do echo $$s; done >> $@
+	for s in $(EXTRA_SYMS) $(OWN_SYMS); do echo $$s; done >> $@
 
 $(B)/liburing.o: $(RUSTLIB) $(B)/liburing.syms
 	$(LD) -r -o $@.tmp --whole-archive $(RUSTLIB) --no-whole-archive --gc-sections \
@@ -120,6 +125,14 @@ $(B)/lib/pkgconfig/%.pc: pkgconfig/%.pc.in
 	sed -e 's|@PREFIX@|$(CURDIR)/$(B)|' -e 's|@LIBDIR@|$(CURDIR)/$(B)/lib|' \
 	    -e 's|@INCLUDEDIR@|$(CURDIR)/include|' -e 's|@VERSION@|$(VERSION)|' $< > $@
 
+# uring-info is a binary of the crate; the cargo run above builds it, and
+# may change it without touching the library, hence the comparison.
+bin: $(INFO)
+
+$(INFO): $(RUSTLIB) FORCE
+	@mkdir -p $(B)/bin
+	@cmp -s target/release/uring-info $@ || cp target/release/uring-info $@
+
 examples: $(EXAMPLES)
 
 $(B)/examples/%: examples/%.c $(SO) $(HEADERS)
@@ -139,12 +152,13 @@ bench: lib
 bench-quick: lib
 	BENCH_QUICK=1 sh benches/run.sh
 
-install: lib install-man
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(INCLUDEDIR)/liburing/io_uring
+install: lib bin install-man
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(INCLUDEDIR)/liburing/io_uring
 	install -m 644 include/liburing.h $(DESTDIR)$(INCLUDEDIR)/liburing.h
 	install -m 644 include/liburing/*.h $(DESTDIR)$(INCLUDEDIR)/liburing/
 	install -m 644 include/liburing/io_uring/*.h $(DESTDIR)$(INCLUDEDIR)/liburing/io_uring/
 	install -m 755 $(SO) $(FFI_SO) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(INFO) $(DESTDIR)$(BINDIR)/uring-info
 	install -m 644 $(A) $(FFI_A) $(DESTDIR)$(LIBDIR)/
 	ln -sf liburing.so.$(VERSION) $(DESTDIR)$(LIBDIR)/liburing.so.$(SOVERSION)
 	ln -sf liburing.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/liburing.so
@@ -172,7 +186,7 @@ uninstall: uninstall-man
 	rm -f $(DESTDIR)$(LIBDIR)/liburing.so* $(DESTDIR)$(LIBDIR)/liburing-ffi.so* \
 	      $(DESTDIR)$(LIBDIR)/liburing.a $(DESTDIR)$(LIBDIR)/liburing-ffi.a \
 	      $(DESTDIR)$(PKGCONFIGDIR)/liburing.pc $(DESTDIR)$(PKGCONFIGDIR)/liburing-ffi.pc \
-	      $(DESTDIR)$(INCLUDEDIR)/liburing.h
+	      $(DESTDIR)$(INCLUDEDIR)/liburing.h $(DESTDIR)$(BINDIR)/uring-info
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/liburing
 
 clean:

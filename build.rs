@@ -2,7 +2,8 @@
 //!
 //! cbindgen writes a declarations-only header of every `extern "C"` function
 //! in `src/capi/`; a C translation unit then includes it together with
-//! `include/liburing.h`. Any signature that differs between the two is a
+//! `include/liburing.h` (with the project's own extras visible through
+//! LIBURING_RS_SOURCE). Any signature that differs between the two is a
 //! "conflicting types" error, which fails the build.
 
 use std::env;
@@ -47,7 +48,7 @@ fn main() {
     let compiler = cc::Build::new().get_compiler();
     let status = compiler
         .to_command()
-        .args(["-std=gnu11", "-D_GNU_SOURCE", "-fsyntax-only", "-Werror"])
+        .args(["-std=gnu11", "-D_GNU_SOURCE", "-DLIBURING_RS_SOURCE", "-fsyntax-only", "-Werror"])
         .arg("-I")
         .arg(root.join("include"))
         .arg(&check)

@@ -2106,6 +2106,28 @@ bool io_uring_check_version(int major, int minor) LIBURING_NOEXCEPT;
 	 ((major) == IO_URING_VERSION_MAJOR &&			\
 	  (minor) > IO_URING_VERSION_MINOR))
 
+/*
+ * liburing-rs additions. LIBURING_RS is always defined, so a program can
+ * tell at build time that it is built against this library. The functions
+ * below are declared only when the program defines LIBURING_RS_SOURCE
+ * before including this header; they live in the version node URING_RS_1.0.
+ */
+#define LIBURING_RS 1
+
+#ifdef LIBURING_RS_SOURCE
+/*
+ * Why the calling thread's last failed ring setup (io_uring_queue_init,
+ * io_uring_queue_init_params, io_uring_queue_init_mem, or a library call
+ * that sets up a ring of its own) failed: one line of plain text naming the
+ * cause, such as a seccomp filter, kernel.io_uring_disabled, RLIMIT_MEMLOCK,
+ * setup flags the kernel does not know or entries out of range. NULL if no
+ * ring setup has failed in this thread. The string belongs to the library
+ * and stays valid until the thread's next failed setup or its exit; a
+ * successful setup does not clear it.
+ */
+const char *liburing_rs_setup_error(void) LIBURING_NOEXCEPT;
+#endif
+
 #ifdef __cplusplus
 }
 #endif

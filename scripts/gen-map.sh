@@ -1,16 +1,19 @@
 #!/bin/sh
 # Writes a GNU ld version script for one library from the ABI table.
-#   gen-map.sh TABLE LIBRARY [EXTRA_NODE EXTRA_SYMBOL...]
+#   gen-map.sh TABLE LIBRARY OWN_LIST [EXTRA_NODE EXTRA_SYMBOL...]
 # Nodes run from the oldest to the newest one the table names for LIBRARY,
 # each inheriting the one before, empty ones included, as liburing's own
-# scripts have them. Extra symbols, if any, go into EXTRA_NODE.
+# scripts have them. Extra symbols, if any, go into EXTRA_NODE. The
+# project's own symbols (OWN_LIST, one per line, # comments) get a node of
+# their own, URING_RS_1.0, which inherits nothing.
 set -eu
-table=$1 lib=$2
-shift 2
+table=$1 lib=$2 own=$3
+shift 3
 extra_node=${1:-}
 [ $# -gt 0 ] && shift
 extras="$*"
-awk -F '\t' -v lib="$lib" -v extra_node="$extra_node" -v extras="$extras" '
+own_syms=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$own")
+awk -F '\t' -v lib="$lib" -v extra_node="$extra_node" -v extras="$extras" -v own="$own_syms" '
 NR == 1 { next }
 $3 == lib {
     split($2, v, ".")
@@ -32,5 +35,11 @@ END {
         if (syms[m] != "") printf "\tglobal:\n%s", syms[m]
         if (m == min) printf "\tlocal:\n\t\t*;\n};\n\n"
         else printf "} LIBURING_2.%d;\n\n", m - 1
+    }
+    n = split(own, o, "\n")
+    if (n > 0) {
+        printf "URING_RS_1.0 {\n\tglobal:\n"
+        for (i = 1; i <= n; i++) printf "\t\t%s;\n", o[i]
+        printf "};\n"
     }
 }' "$table"

@@ -17,6 +17,17 @@ report() { # name status
     esac
 }
 
+# 0. Test helpers (c-tests/helpers/*.c, e.g. no-uring): programs that tests
+#    run, not tests themselves; built into build/helpers/.
+mkdir -p "$B/helpers"
+for src in c-tests/helpers/*.c; do
+    [ -f "$src" ] || continue
+    name=$(basename "$src" .c)
+    if ! $CC $CFLAGS_T -o "$B/helpers/$name" "$src" 2>"$B/helpers/$name.log"; then
+        cat "$B/helpers/$name.log"; report "helpers/$name (build)" 1
+    fi
+done
+
 # 1. Rust unit and integration tests.
 if cargo test --release --quiet >"$B/cargo-test.log" 2>&1; then
     report cargo-test 0

@@ -1,17 +1,19 @@
 //! liburing-rs: liburing 2.15 in Rust, behind liburing's exact C ABI.
 //!
-//! The crate is split into three rooms (see `docs/ARCHITECTURE.md`):
+//! The crate is split into rooms (see `docs/ARCHITECTURE.md`):
 //! - [`sys`]: the kernel interface (structs, constants, raw syscalls);
 //! - [`ring`]: the ring logic (setup, submission, completion, registration);
-//! - [`capi`]: the exported C surface, thin shims over [`ring`].
+//! - [`diag`]: diagnostics (why a setup failed, what the kernel can do);
+//! - [`capi`]: the exported C surface, thin shims over [`ring`] and [`diag`].
 //!
 //! The shipped libraries are built with `panic = "abort"` (see Cargo.toml);
 //! then the crate needs nothing but `core` and `libc`, never unwinds across
-//! the C ABI, and never prints. Test harnesses unwind and bring `std`.
+//! the C ABI, and prints only when asked to (`LIBURING_RS_*` variables). Test harnesses unwind and bring `std`.
 #![cfg_attr(panic = "abort", no_std)]
 #![allow(clippy::missing_safety_doc)]
 
 pub mod capi;
+pub mod diag;
 pub mod ring;
 pub mod sys;
 

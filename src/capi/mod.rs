@@ -46,6 +46,7 @@ macro_rules! ring {
 /// `-EINVAL` as liburing's functions return it.
 pub(crate) const EINVAL: i32 = -libc::EINVAL;
 
+mod diag;
 mod queue;
 mod register;
 mod setup;

@@ -449,12 +449,15 @@ fn init_preferring_no_sqarray(
 ) -> i32 {
     let asked = p.flags;
     p.flags |= IORING_SETUP_NO_SQARRAY;
-    let ret = queue_init_params_raw(entries, ring, p, buf, buf_size);
-    if ret != -libc::EINVAL || asked & IORING_SETUP_NO_SQARRAY != 0 {
-        return ret;
+    let mut ret = queue_init_params_raw(entries, ring, p, buf, buf_size);
+    if ret == -libc::EINVAL && asked & IORING_SETUP_NO_SQARRAY == 0 {
+        p.flags = asked;
+        ret = queue_init_params_raw(entries, ring, p, buf, buf_size);
     }
-    p.flags = asked;
-    queue_init_params_raw(entries, ring, p, buf, buf_size)
+    if ret < 0 {
+        crate::diag::setup::setup_failed(ret, entries, asked, p, (!buf.is_null()).then_some(buf_size));
+    }
+    ret
 }
 
 /// `io_uring_queue_init_params`.
