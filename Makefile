@@ -158,7 +158,9 @@ install: lib bin install-man
 	install -m 644 include/liburing/*.h $(DESTDIR)$(INCLUDEDIR)/liburing/
 	install -m 644 include/liburing/io_uring/*.h $(DESTDIR)$(INCLUDEDIR)/liburing/io_uring/
 	install -m 755 $(SO) $(FFI_SO) $(DESTDIR)$(LIBDIR)/
-	install -m 755 $(INFO) $(DESTDIR)$(BINDIR)/uring-info
+	# Stripped: it is built without debug information, so a symbol table is
+	# all there would be to keep (and dh_strip would detach an empty one).
+	install -m 755 -s $(INFO) $(DESTDIR)$(BINDIR)/uring-info
 	install -m 644 $(A) $(FFI_A) $(DESTDIR)$(LIBDIR)/
 	ln -sf liburing.so.$(VERSION) $(DESTDIR)$(LIBDIR)/liburing.so.$(SOVERSION)
 	ln -sf liburing.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/liburing.so
