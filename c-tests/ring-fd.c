@@ -201,8 +201,8 @@ static void test_resize(void)
 	ret = io_uring_resize_rings(&ring, &p);
 	if (ret == -EINVAL || ret == -EOPNOTSUPP) {
 		io_uring_queue_exit(&ring);
-		fprintf(stderr, "%s: resize_rings unsupported (%s), part "
-			"skipped\n", tu_name, strerror(-ret));
+		CHECK(tu_lacks_before(6, 13, "IORING_REGISTER_RESIZE_RINGS"),
+		      "resize_rings: %s", strerror(-ret));
 		return;
 	}
 	CHECK_EQ(ret, 0, "io_uring_resize_rings");
@@ -233,6 +233,5 @@ int main(int argc, char *argv[])
 	test_close_ring_fd();
 	test_dontfork();
 	test_resize();
-	tu_pass();
-	return T_EXIT_PASS;
+	return tu_done();
 }
