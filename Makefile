@@ -3,7 +3,9 @@
 #
 #   make                 build libraries, headers, .pc files, uring-info and examples into build/
 #   make demo            the above, then copy a file with examples/link-cp
-#   make test            every test: Rust, C (shared and static), ABI checks
+#   make test            every test: Rust, C (shared and static), ABI checks,
+#                        and the C tests on older kernels under qemu
+#   make test-kernels    only the older-kernel run; updates docs/compat/kernels.tsv
 #   make bench           benchmarks against Debian's liburing (benches/results.md)
 #   make install         install to $(DESTDIR)$(PREFIX), manual pages to $(mandir)
 #   make install-man     only the manual pages (make uninstall-man removes them)
@@ -50,7 +52,7 @@ MANPAGES := $(wildcard man/man[1-9]/*.[1-9])
 LINK_SO = $(CC) -shared -Wl,--whole-archive $(RUSTLIB) -Wl,--no-whole-archive \
 	-Wl,--gc-sections -Wl,-z,defs -Wl,-z,now -Wl,-O1
 
-.PHONY: all lib bin examples demo test bench bench-quick install uninstall install-man uninstall-man clean FORCE
+.PHONY: all lib bin examples demo test test-kernels bench bench-quick install uninstall install-man uninstall-man clean FORCE
 
 all: lib bin examples
 
@@ -144,6 +146,10 @@ demo: all
 
 test: all
 	sh scripts/test.sh
+
+# Exit 77 (no qemu, or no kernel packages in reach) is a skip, not an error.
+test-kernels: lib
+	sh scripts/test-kernels.sh -o docs/compat/kernels.tsv; st=$$?; [ $$st -eq 0 ] || [ $$st -eq 77 ]
 
 # Benchmarks against Debian's liburing (not part of `make test`).
 bench: lib

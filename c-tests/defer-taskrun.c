@@ -8,6 +8,10 @@
  * written to. The read is now done, but io_uring_cq_ready() stays 0 until
  * io_uring_get_events() is called. Repeated with io_uring_wait_cqe and with
  * io_uring_submit_and_get_events.
+ *
+ * 6.1 does not run deferred work on an enter that waits for nothing
+ * (min_complete 0): there the completion only shows up once something
+ * waits for it, which the test checks instead, ending in a skip.
  */
 #include <liburing.h>
 #include "test-util.h"
@@ -22,6 +26,23 @@ static void queue_pipe_read(struct io_uring *ring, unsigned long long ud)
 	CHECK(sqe, "no sqe");
 	io_uring_prep_read(sqe, pfd[0], rbuf, sizeof(rbuf), 0);
 	sqe->user_data = ud;
+}
+
+/* After a get_events-style enter, `want` CQEs should be ready. */
+static void expect_ready(struct io_uring *ring, unsigned want,
+			 const char *what)
+{
+	struct io_uring_cqe *cqe;
+	unsigned got = io_uring_cq_ready(ring);
+
+	if (got + 1 == want &&
+	    tu_lacks_before(6, 12, "deferred task work run by an enter that "
+			    "waits for nothing")) {
+		CHECK_EQ(io_uring_wait_cqes(ring, &cqe, want, NULL, NULL), 0,
+			 what);
+		got = io_uring_cq_ready(ring);
+	}
+	CHECK_EQ(got, want, what);
 }
 
 static void make_ready(const char *msg)
@@ -75,7 +96,7 @@ int main(int argc, char *argv[])
 		 "peek_cqe found a deferred completion");
 	ret = io_uring_get_events(&ring);
 	CHECK(ret >= 0, "io_uring_get_events: %s", strerror(-ret));
-	CHECK_EQ(io_uring_cq_ready(&ring), 1, "cq ready after get_events");
+	expect_ready(&ring, 1, "cq ready after get_events");
 	CHECK_EQ(io_uring_peek_cqe(&ring, &cqe), 0, "peek after get_events");
 	check_read_cqe(cqe, 1, "first");
 	io_uring_cqe_seen(&ring, cqe);
@@ -107,8 +128,7 @@ int main(int argc, char *argv[])
 	}
 	ret = io_uring_submit_and_get_events(&ring);
 	CHECK_EQ(ret, 1, "submit_and_get_events");
-	CHECK_EQ(io_uring_cq_ready(&ring), 2,
-		 "cq ready after submit_and_get_events");
+	expect_ready(&ring, 2, "cq ready after submit_and_get_events");
 	for (int i = 0; i < 2; i++) {
 		CHECK_EQ(io_uring_peek_cqe(&ring, &cqe), 0, "peek");
 		if (cqe->user_data == 3)
@@ -127,6 +147,5 @@ int main(int argc, char *argv[])
 	io_uring_queue_exit(&ring);
 	close(pfd[0]);
 	close(pfd[1]);
-	tu_pass();
-	return T_EXIT_PASS;
+	return tu_done();
 }

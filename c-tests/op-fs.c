@@ -178,6 +178,5 @@ int main(int argc, char **argv)
 
 	close(dfd);
 	io_uring_queue_exit(&ring);
-	tu_pass();
-	return 0;
+	return tu_done();
 }

@@ -219,7 +219,7 @@ static void other_rings(void)
 	/* SQE128 ring: every entry is big; get_sqe128 is get_sqe */
 	ret = io_uring_queue_init(8, &ring, IORING_SETUP_SQE128);
 	if (ret == -EINVAL) {
-		printf("note: IORING_SETUP_SQE128 unsupported\n");
+		tu_lacks("IORING_SETUP_SQE128");
 		return;
 	}
 	CHECK_EQ(ret, 0, "queue_init(SQE128)");
@@ -256,7 +256,6 @@ static void cmd128_siocinq(void)
 	if (io_uring_queue_init(8, &ring, IORING_SETUP_SQE_MIXED) < 0)
 		return;
 	if (!op_has(&ring, IORING_OP_URING_CMD128)) {
-		printf("note: kernel lacks IORING_OP_URING_CMD128, cmd128 part skipped\n");
 		io_uring_queue_exit(&ring);
 		return;
 	}
@@ -293,8 +292,7 @@ static void cmd128_siocinq(void)
 		ret = c[1].res;
 	}
 	if (ret == -EINVAL || ret == -EOPNOTSUPP || ret == -ENOTSUP) {
-		printf("note: URING_CMD128 SIOCINQ on a socket refused (%s), part skipped\n",
-		       strerror(-ret));
+		tu_lacks("SOCKET_URING_OP_SIOCINQ through URING_CMD128");
 	} else {
 		CHECK_EQ(ret, sizeof(msg), "cmd128 SIOCINQ bytes queued");
 	}
@@ -316,6 +314,5 @@ int main(int argc, char **argv)
 		SKIP("%s; only the userspace get_sqe128 checks and the "
 		     "plain/SQE128 ring checks ran", why);
 	cmd128_siocinq();
-	tu_pass();
-	return 0;
+	return tu_done();
 }

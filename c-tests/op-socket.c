@@ -88,7 +88,7 @@ int main(int argc, char **argv)
 					      &gl, 0);
 		ret = op_run1(&ring);
 		if (ret == -EINVAL || ret == -EOPNOTSUPP) {
-			printf("note: SOCKET_URING_OP_GETSOCKNAME unsupported (%d)\n", ret);
+			tu_lacks("SOCKET_URING_OP_GETSOCKNAME");
 		} else {
 			CHECK_EQ(ret, 0, "cmd_getsockname");
 			CHECK(gl == sizeof(g) && g.sin_port == sa.sin_port &&
@@ -125,7 +125,8 @@ int main(int argc, char **argv)
 				       SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
 		ret = op_run1(&ring);
 		if (ret == -EOPNOTSUPP || ret == -EINVAL) {
-			printf("note: socket uring_cmd unsupported (%d)\n", ret);
+			CHECK(tu_lacks_before(6, 7, "SOCKET_URING_OP_SETSOCKOPT"),
+			      "cmd_sock SETSOCKOPT: %d", ret);
 		} else {
 			socklen_t gl = sizeof(got);
 
@@ -325,6 +326,5 @@ int main(int argc, char **argv)
 
 	io_uring_queue_exit(&ring);
 	close(lfd);
-	tu_pass();
-	return 0;
+	return tu_done();
 }

@@ -74,13 +74,19 @@ static inline void op_need(struct io_uring *ring, int op, const char *name)
 	io_uring_free_probe(p);
 }
 
-static inline int op_has(struct io_uring *ring, int op)
+/* Whether the kernel has an opcode; a missing one is noted with tu_lacks,
+ * so a test that steps around it ends (tu_done) in a skip naming it. */
+#define op_has(ring, op) op_has_named(ring, op, #op)
+
+static inline int op_has_named(struct io_uring *ring, int op, const char *name)
 {
 	struct io_uring_probe *p = io_uring_get_probe_ring(ring);
 	int r = p && io_uring_opcode_supported(p, op);
 
 	if (p)
 		io_uring_free_probe(p);
+	if (!r)
+		tu_lacks(name);
 	return r;
 }
 

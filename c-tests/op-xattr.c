@@ -24,7 +24,7 @@ int main(int argc, char **argv)
 	fd = open(p, O_CREAT | O_RDWR, 0644);
 	CHECK(fd >= 0, "open");
 	if (fsetxattr(fd, "user.probe", "1", 1, 0) < 0)
-		SKIP("filesystem of %s lacks user xattrs: %s", op_dir,
+		SKIP("filesystem of /tmp lacks user xattrs: %s",
 		     strerror(errno));
 
 	sqe = op_sqe(&ring);

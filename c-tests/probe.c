@@ -3,9 +3,12 @@
  * Opcode probing: io_uring_get_probe() (private throwaway ring) and
  * io_uring_get_probe_ring() (existing ring) agree with each other, report a
  * sane last_op / ops_len, mark NOP, READ, WRITE, READV, WRITEV as supported,
- * report out-of-range opcodes as unsupported, and can be freed.
+ * report out-of-range opcodes as unsupported, and can be freed; and both
+ * carry exactly the kernel's own answer to IORING_REGISTER_PROBE, asked
+ * with a raw system call.
  */
 #include <liburing.h>
+#include <sys/syscall.h>
 #include "test-util.h"
 
 static void check_probe(const struct io_uring_probe *p, const char *what)
@@ -38,6 +41,32 @@ static void check_probe(const struct io_uring_probe *p, const char *what)
 	      "%s: opcode 255 reported supported", what);
 }
 
+/* Same last_op, length and per-opcode flags as the kernel reports. */
+static void check_against_kernel(const struct io_uring_probe *p, int ring_fd,
+				 const char *what)
+{
+	size_t sz = sizeof(*p) + 256 * sizeof(p->ops[0]);
+	struct io_uring_probe *k = calloc(1, sz);
+	unsigned n = 0;
+	long ret;
+
+	CHECK(k, "calloc");
+	ret = syscall(__NR_io_uring_register, ring_fd, IORING_REGISTER_PROBE,
+		      k, 256);
+	CHECK_EQ(ret, 0, "raw IORING_REGISTER_PROBE");
+	CHECK_EQ(p->last_op, k->last_op, what);
+	CHECK_EQ(p->ops_len, k->ops_len, what);
+	for (unsigned i = 0; i < k->ops_len; i++) {
+		CHECK(p->ops[i].flags == k->ops[i].flags,
+		      "%s: opcode %u flags %#x, kernel says %#x", what, i,
+		      p->ops[i].flags, k->ops[i].flags);
+		n += !!(k->ops[i].flags & IO_URING_OP_SUPPORTED);
+	}
+	printf("%s: %u of %u opcodes supported, as the kernel says\n", what, n,
+	       k->ops_len);
+	free(k);
+}
+
 int main(int argc, char *argv[])
 {
 	struct io_uring_probe *p1, *p2;
@@ -54,6 +83,8 @@ int main(int argc, char *argv[])
 	CHECK_EQ(ret, 0, "io_uring_queue_init");
 	p2 = io_uring_get_probe_ring(&ring);
 	check_probe(p2, "io_uring_get_probe_ring");
+	check_against_kernel(p1, ring.ring_fd, "io_uring_get_probe");
+	check_against_kernel(p2, ring.ring_fd, "io_uring_get_probe_ring");
 
 	CHECK(p1->last_op == p2->last_op, "last_op differs: %u vs %u",
 	      p1->last_op, p2->last_op);

@@ -5,7 +5,8 @@
  *  - register_files, then a fixed-file write reaches the pipe; a second
  *    registration is -EBUSY; updates in and out of range (-EINVAL);
  *  - files_tags / files_update_tag: replacing or removing a tagged slot
- *    posts a CQE carrying the tag, so does unregistering the table;
+ *    posts a CQE carrying the tag, so does unregistering the table
+ *    (kernels before 6.13 post no tags on unregister: noted, then skip);
  *  - files_sparse plus file_alloc_range steer IORING_FILE_INDEX_ALLOC;
  *  - too many files: -EMFILE, and the -EMFILE retry raises RLIMIT_NOFILE
  *    (only when the hard limit allows it);
@@ -143,12 +144,13 @@ static void tagged(void)
 
 	/* Unregistering the table posts the two live tags. */
 	CHECK_EQ(io_uring_unregister_files(&ring), 0, "unregister tagged");
-	CHECK_EQ(tu_reap(&ring, cqes, 2), 2, "tag cqes on unregister");
-	CHECK((cqes[0].user_data == 103 && cqes[1].user_data == 104) ||
-	      (cqes[0].user_data == 104 && cqes[1].user_data == 103),
-	      "unregister tags %llu %llu",
-	      (unsigned long long)cqes[0].user_data,
-	      (unsigned long long)cqes[1].user_data);
+	if (tu_reap_unregister_tags(&ring, cqes, 2)) {
+		CHECK((cqes[0].user_data == 103 && cqes[1].user_data == 104) ||
+		      (cqes[0].user_data == 104 && cqes[1].user_data == 103),
+		      "unregister tags %llu %llu",
+		      (unsigned long long)cqes[0].user_data,
+		      (unsigned long long)cqes[1].user_data);
+	}
 	CHECK(tu_quiet(&ring), "no further cqes");
 	close(p[0]); close(p[1]);
 	io_uring_queue_exit(&ring);
@@ -278,6 +280,5 @@ int main(int argc, char **argv)
 	tagged();
 	too_many();
 	sparse_alloc();
-	tu_pass();
-	return 0;
+	return tu_done();
 }

@@ -5,7 +5,8 @@
  *    second registration reads back the first one's values;
  *  - unknown opcodes (the kernel's byte after prefer_busy_poll) and a
  *    NULL argument are -EINVAL; unregister accepts NULL; without a ring
- *    (fd -1) the opcode is refused with -EINVAL;
+ *    (fd -1) the opcode is refused: -EINVAL from kernels that know
+ *    ring-less registrations (6.13), -EBADF from older ones;
  *  - actual busy polling needs a NAPI-capable NIC, which this machine's
  *    loopback is not: after the checks above the test exits 77 saying so.
  */

@@ -2,12 +2,14 @@
 # Installs the Debian packages the build and the tests use, if missing:
 # a C toolchain, pkg-config, binutils (readelf), liburing-dev (Debian's
 # liburing 2.3, the peer for the binary-compatibility test and benchmarks),
-# mandoc and man-db (lint and rendering of the manual pages), and for
-# `make deb` debhelper (with dpkg-dev) and lintian.
+# mandoc and man-db (lint and rendering of the manual pages), for
+# `make deb` debhelper (with dpkg-dev) and lintian, and for the
+# older-kernel tests qemu, a static busybox and cpio.
 # Rust comes from rustup and is expected to be on PATH already.
 set -eu
 need=""
-for p in gcc g++ make pkg-config binutils liburing-dev mandoc man-db debhelper lintian; do
+for p in gcc g++ make pkg-config binutils liburing-dev mandoc man-db \
+         debhelper lintian qemu-system-x86 busybox-static cpio; do
     dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done
 [ -z "$need" ] && exit 0
@@ -17,4 +19,14 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq $need
+case " $need " in
+*" qemu-system-x86 "*)
+    # qemu-system-x86 pulls in qemu-system-common, which a newer qemu-utils
+    # (a backport) refuses; asking for qemu-utils of the same version keeps
+    # qemu-img and qemu-io instead of letting apt remove them.
+    v=$(apt-cache policy qemu-system-x86 | awk '/Candidate:/ { print $2 }')
+    need="$need qemu-utils=$v"
+    apt-get install -y -qq --allow-downgrades $need
+    ;;
+*)  apt-get install -y -qq $need ;;
+esac
