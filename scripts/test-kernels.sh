@@ -108,6 +108,14 @@ build_set() { # set cflags libs
 : >"$out/nobuild"
 build_set rs "-I$top/include" "$B/lib/liburing.a"
 grep '^rs ' "$out/nobuild" && die "tests did not build"
+# Helper programs the tests run (c-tests/helpers/), found by the tests at
+# ../helpers/ from their own directory.
+mkdir -p "$out/root/t/helpers"
+for h in "$top"/c-tests/helpers/*.c; do
+    [ -f "$h" ] || continue
+    $CC $CFLAGS_T -o "$out/root/t/helpers/$(basename "$h" .c)" "$h" \
+        >"$out/log/cc-helper.log" 2>&1 || die "helper $h did not build"
+done
 sets=rs
 if [ -n "$peer" ]; then
     [ -f "$peer/src/liburing.a" ] || die "$peer/src/liburing.a is missing"

@@ -100,6 +100,11 @@ fn place_no_mmap_ring(
         if used > buf_size {
             return Err(-libc::ENOMEM);
         }
+        // Memory reused from an earlier ring still holds its heads and
+        // tails, and some kernels (6.12 does) take the ring words as they
+        // find them: start from zero, as a fresh mapping would.
+        // SAFETY: the caller gave us `buf_size >= used` writable bytes.
+        unsafe { ptr::write_bytes(buf as *mut u8, 0, used) };
         buf
     };
 
