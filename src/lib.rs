@@ -1,9 +1,11 @@
 //! liburing-rs: liburing 2.15 in Rust, behind liburing's exact C ABI.
 //!
-//! The crate is split into three rooms (see `docs/ARCHITECTURE.md`):
+//! The crate is split into rooms (see `docs/ARCHITECTURE.md`):
 //! - [`sys`]: the kernel interface (structs, constants, raw syscalls);
 //! - [`ring`]: the ring logic (setup, submission, completion, registration);
-//! - [`capi`]: the exported C surface, thin shims over [`ring`].
+//! - [`capi`]: the exported C surface, thin shims over [`ring`];
+//! - `diag`: the trace and the checker (LIBURING_RS_TRACE/CHECK), built
+//!   into their own shared object and loaded only when asked for.
 //!
 //! The shipped libraries are built with `panic = "abort"` (see Cargo.toml);
 //! then the crate needs nothing but `core` and `libc`, never unwinds across
@@ -12,6 +14,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod capi;
+mod diag;
 pub mod ring;
 pub mod sys;
 

@@ -36,7 +36,9 @@ use crate::sys::{
 };
 
 /// Issues one register opcode, through the registered ring index when the
-/// kernel allows it (saves a file lookup).
+/// kernel allows it (saves a file lookup). Not inlined: one copy of the
+/// diagnostics hook serves every register call.
+#[inline(never)]
 pub unsafe fn do_register(ring: &IoUring, opcode: u32, arg: *const c_void, nr_args: u32) -> i32 {
     let (fd, opcode) = if ring.int_flags & int_flags::REG_REG_RING != 0 {
         (ring.enter_ring_fd, opcode | IORING_REGISTER_USE_REGISTERED_RING)
@@ -45,7 +47,11 @@ pub unsafe fn do_register(ring: &IoUring, opcode: u32, arg: *const c_void, nr_ar
     };
     // SAFETY: the kernel validates `arg` against `opcode` and `nr_args`;
     // callers pass memory that lives for the duration of the call.
-    unsafe { sys::io_uring_register(fd, opcode, arg, nr_args) }
+    let ret = unsafe { sys::io_uring_register(fd, opcode, arg, nr_args) };
+    if crate::diag::on() {
+        crate::diag::register(ring, opcode, arg, nr_args, ret);
+    }
+    ret
 }
 
 /// `io_uring_register_probe`.
