@@ -9,7 +9,8 @@
 //!
 //! The shipped libraries are built with `panic = "abort"` (see Cargo.toml);
 //! then the crate needs nothing but `core` and `libc`, never unwinds across
-//! the C ABI, and never prints. Test harnesses unwind and bring `std`.
+//! the C ABI, and prints only when its diagnostics are asked for. Test
+//! harnesses unwind and bring `std`.
 #![cfg_attr(panic = "abort", no_std)]
 #![allow(clippy::missing_safety_doc)]
 

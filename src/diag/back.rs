@@ -55,6 +55,17 @@ extern "C" fn init() -> bool {
         check::probe_kernel();
     }
     MODE.store(mode, Ordering::Relaxed);
+    if mode != 0 {
+        extern "C" fn take() {
+            STATE.lock();
+        }
+        extern "C" fn give() {
+            STATE.unlock();
+        }
+        // SAFETY: plain functions with no preconditions; a failure only
+        // leaves fork-time locking to chance.
+        unsafe { libc::pthread_atfork(Some(take), Some(give), Some(give)) };
+    }
     mode != 0
 }
 
@@ -172,7 +183,7 @@ fn record(st: &mut State, ring: *const IoUring, v: &RingView) -> Option<usize> {
         return Some(i);
     }
     let i = open_record(st, ring, v)?;
-    st.ring(i).forget_registrations();
+    st.ring(i).forget_groups();
     Some(i)
 }
 
@@ -241,6 +252,9 @@ fn submissions(st: &mut State, i: Option<usize>, v: &RingView, stamp: &Stamp, o:
     let (start, end) = v.pending();
     let mixed = v.flags & IORING_SETUP_SQE_MIXED != 0;
     let mut batch = Batch::default();
+    // A failing IOSQE_CQE_SKIP_SUCCESS request silences the CQEs of the
+    // rest of its chain: those may never complete visibly.
+    let mut quiet_chain = false;
     let mut idx = start;
     while end.wrapping_sub(idx) as i32 > 0 {
         let s = v.sqe(idx);
@@ -253,8 +267,12 @@ fn submissions(st: &mut State, i: Option<usize>, v: &RingView, stamp: &Stamp, o:
                 let earlier = st.flight(id, s.user_data);
                 check::sqe(&mut o.report(name), st.ring(i), v.flags, &mut batch, idx, &s, earlier, stamp.mono);
             }
-            if s.flags & IOSQE_CQE_SKIP_SUCCESS == 0 {
+            quiet_chain |= s.flags & IOSQE_CQE_SKIP_SUCCESS != 0;
+            if !quiet_chain {
                 st.depart(Flight { ring: id, epoch, user_data: s.user_data, t: stamp.mono, opcode: s.opcode });
+            }
+            if s.flags & (IOSQE_IO_LINK | IOSQE_IO_HARDLINK) == 0 {
+                quiet_chain = false;
             }
             st.ring(i).submitted += 1;
         }

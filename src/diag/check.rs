@@ -278,8 +278,10 @@ pub fn sqe(rep: &mut Report, r: &mut Ring, flags: u32, b: &mut Batch, idx: u32, 
     if b.linked {
         b.last = (idx, *s);
     }
+    // Requests of one submission that share a user_data are a tag, not a
+    // slip (linked chains often do it); 0 usually means "unused".
     if let Some(f) = earlier {
-        if f.epoch == r.epoch && s.user_data != 0 {
+        if f.epoch == r.epoch && f.t != now && s.user_data != 0 {
             let prev = decode::opcode(f.opcode).unwrap_or("?");
             rep.sqe_line(true, idx, s, "user_data").hex(s.user_data).s(" is already in flight (")
                 .s(prev).s(" submitted ").dur(now.saturating_sub(f.t)).s(" ago, no completion seen)").end();

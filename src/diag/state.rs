@@ -38,21 +38,33 @@ impl<T> Locked<T> {
         Locked { lock: UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER), data: UnsafeCell::new(v) }
     }
 
+    /// Runs `f` on the data with the lock held.
     pub fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
-        // SAFETY: a statically initialised default mutex; lock/unlock pair
-        // up on this thread (a panic aborts, so f cannot unwind past us).
-        unsafe { libc::pthread_mutex_lock(self.lock.get()) };
+        self.lock();
         // SAFETY: the mutex is held, so this is the only reference.
         let r = f(unsafe { &mut *self.data.get() });
-        // SAFETY: locked above by this thread.
-        unsafe { libc::pthread_mutex_unlock(self.lock.get()) };
+        self.unlock();
         r
+    }
+
+    /// Also used around `fork` (see `back::init`), so that a child never
+    /// inherits the lock taken by a thread it does not have.
+    pub fn lock(&self) {
+        // SAFETY: a statically initialised default mutex; every lock is
+        // paired with an unlock on the same thread (a panic aborts).
+        unsafe { libc::pthread_mutex_lock(self.lock.get()) };
+    }
+
+    pub fn unlock(&self) {
+        // SAFETY: called after `lock` on this thread (in a forked child,
+        // the forking thread is the one that locked).
+        unsafe { libc::pthread_mutex_unlock(self.lock.get()) };
     }
 }
 
 /// Registered buffers: a count, and their ranges when we saw them.
 pub struct Buffers {
-    /// Number of table slots, or -1 when unknown (registered behind our back).
+    /// Number of table slots, or -1 when unknown (see `Ring::files`).
     pub count: i64,
     /// `count` (base, len) pairs in an anonymous mapping, or null when the
     /// ranges are unknown.
@@ -131,7 +143,10 @@ pub struct Ring {
     /// requests may have completed unseen, so they no longer count as in
     /// flight for the user_data check.
     pub epoch: u32,
-    /// Registered file table size, or -1 when unknown.
+    /// Registered file table size, or -1 when unknown. A new ring starts
+    /// unknown: programs (liburing's own tests among them) also register
+    /// through raw io_uring_register(2), which we cannot see; from the first
+    /// registration or unregistration we do see, we know.
     pub files: i64,
     pub bufs: Buffers,
     groups: [u16; GROUPS],
@@ -185,10 +200,9 @@ impl Ring {
         self.groups.get(..self.ngroups).unwrap_or(&[])
     }
 
-    /// Registrations made behind our back: stop judging them.
-    pub fn forget_registrations(&mut self) {
-        self.files = -1;
-        self.bufs.reset(-1);
+    /// A ring set up before we watched: its provided-buffer groups are
+    /// unknown too.
+    pub fn forget_groups(&mut self) {
         self.groups_unknown = true;
     }
 }
@@ -258,7 +272,9 @@ impl State {
         // Ids start at 1 (0 marks free flight slots); the whole State is
         // zero-initialised so that it costs no file space.
         self.last_id = self.last_id.wrapping_add(1).max(1);
-        *self.ring(i) = Ring { addr, id: self.last_id, ..Ring::free() };
+        let mut r = Ring { addr, id: self.last_id, files: -1, ..Ring::free() };
+        r.bufs.count = -1;
+        *self.ring(i) = r;
         Some(i)
     }
 
