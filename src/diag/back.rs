@@ -71,7 +71,6 @@ extern "C" fn init() -> bool {
 
 /// Opens the trace file for appending (`%p` becomes the pid), on a high
 /// descriptor out of the program's way; falls back to stderr.
-#[inline(never)]
 fn open_trace_file(pattern: &[u8]) -> i32 {
     // The path is built in an Out (never flushed): it formats the pid and
     // keeps the length bounded. It stays NUL-terminated: Out starts zeroed.
@@ -131,7 +130,7 @@ impl Outs {
     }
 
     fn report(&mut self, ring: RingName) -> Report<'_> {
-        Report { out: &mut self.check, ring, found: false }
+        Report { out: &mut self.check, ring }
     }
 
     /// Writes everything; called before the lock is released.
@@ -164,7 +163,6 @@ fn name_of(st: &mut State, i: Option<usize>, v: &RingView) -> RingName {
 }
 
 /// A fresh record for `ring` as `v` shows it, tracing from the CQ head on.
-#[inline(never)]
 fn open_record(st: &mut State, ring: *const IoUring, v: &RingView) -> Option<usize> {
     let i = st.open(ring as usize)?;
     let (head, _) = v.cq_head_tail();
@@ -177,7 +175,6 @@ fn open_record(st: &mut State, ring: *const IoUring, v: &RingView) -> Option<usi
 
 /// The ring's record, made on first sight for rings set up before we
 /// watched (their registrations are then unknown).
-#[inline(never)]
 fn record(st: &mut State, ring: *const IoUring, v: &RingView) -> Option<usize> {
     if let Some(i) = st.find(ring as usize) {
         return Some(i);
@@ -240,7 +237,6 @@ fn why_dead(st: &State, ring: *const IoUring, v: &RingView) -> Dead {
 }
 
 /// Traces (and checks) the SQEs filled since the last submit.
-#[inline(never)]
 fn submissions(st: &mut State, i: Option<usize>, v: &RingView, stamp: &Stamp, o: &mut Outs) {
     let name = name_of(st, i, v);
     if let Some(i) = i {
@@ -286,7 +282,6 @@ fn submissions(st: &mut State, i: Option<usize>, v: &RingView, stamp: &Stamp, o:
 
 /// Traces the completions posted since the last look, and notices those
 /// the application consumed before we could look.
-#[inline(never)]
 fn catch_up(st: &mut State, i: usize, v: &RingView, stamp: &Stamp, o: &mut Outs) {
     let name = name_of(st, Some(i), v);
     let (head, tail) = v.cq_head_tail();
@@ -404,7 +399,6 @@ extern "C" fn register(ring: *const IoUring, opcode: u32, arg: *const c_void, nr
 ///
 /// # Safety
 /// `arg` is the argument `opcode` defines, readable for the call's duration.
-#[inline(never)]
 unsafe fn remember(st: &mut State, i: Option<usize>, opcode: u32, arg: *const c_void, nr: u32, ret: i32) -> RegDetail {
     let mut dummy = None;
     let r = match i {

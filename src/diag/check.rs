@@ -169,17 +169,15 @@ fn field_value(s: &Sqe, f: Field) -> (&'static str, u64) {
     }
 }
 
-/// Where the checker writes, and whether anything was written.
+/// Where the checker writes, about which ring.
 pub struct Report<'a> {
     pub out: &'a mut Out,
     pub ring: RingName,
-    pub found: bool,
 }
 
 impl Report<'_> {
     /// Starts a line about the ring as a whole.
     pub fn ring_line(&mut self, warning: bool) -> &mut Out {
-        self.found = true;
         self.out.begin().s("liburing-rs check: ");
         if warning {
             self.out.s("warning: ");
@@ -216,7 +214,6 @@ pub struct Batch {
 /// `flags`. `earlier` is a request with the same user_data still in
 /// flight, `now` the submission time.
 #[allow(clippy::too_many_arguments)]
-#[inline(never)]
 pub fn sqe(rep: &mut Report, r: &mut Ring, flags: u32, b: &mut Batch, idx: u32, s: &Sqe, earlier: Option<Flight>, now: u64) {
     let op = s.opcode;
     let name = decode::opcode(op);
@@ -289,7 +286,6 @@ pub fn sqe(rep: &mut Report, r: &mut Ring, flags: u32, b: &mut Batch, idx: u32, 
     }
 }
 
-#[inline(never)]
 fn sqe_flags(rep: &mut Report, r: &mut Ring, idx: u32, s: &Sqe, name: &str) {
     let op = s.opcode;
     let unknown = s.flags & !(IOSQE_CQE_SKIP_SUCCESS * 2 - 1);
@@ -315,7 +311,6 @@ fn sqe_flags(rep: &mut Report, r: &mut Ring, idx: u32, s: &Sqe, name: &str) {
     }
 }
 
-#[inline(never)]
 fn files(rep: &mut Report, r: &Ring, idx: u32, s: &Sqe) {
     if !NEEDS_FILE.has(s.opcode) {
         return;
@@ -339,7 +334,6 @@ fn files(rep: &mut Report, r: &Ring, idx: u32, s: &Sqe) {
     }
 }
 
-#[inline(never)]
 fn buffers(rep: &mut Report, r: &Ring, idx: u32, s: &Sqe) {
     if !uses_fixed_buffer(s) || r.bufs.count < 0 {
         return;
@@ -385,7 +379,6 @@ pub fn concurrent_submit(rep: &mut Report) {
 
 /// The CQ head as the application left it, against the kernel's tail and
 /// the head we saw last time. Returns whether the head is usable.
-#[inline(never)]
 pub fn cq_head(rep: &mut Report, r: &mut Ring, head: u32, tail: u32) -> bool {
     let ahead = head.wrapping_sub(tail) as i32;
     if ahead > 0 {

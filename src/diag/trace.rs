@@ -47,7 +47,6 @@ pub struct RingName {
 }
 
 /// Starts a trace line: `HH:MM:SS.uuuuuu pid=P tid=T ring=FD `.
-#[inline(never)]
 pub fn head<'a>(out: &'a mut Out, st: &Stamp, ring: RingName) -> &'a mut Out {
     let day = st.wall_s % 86_400;
     out.begin()
@@ -71,7 +70,6 @@ const IMMEDIATE_TIMEOUT: u32 = IORING_TIMEOUT_IMMEDIATE_ARG;
 
 /// The request line: the SQE's common fields, then the ones its opcode gives
 /// meaning to.
-#[inline(never)]
 pub fn submit(out: &mut Out, st: &Stamp, ring: RingName, s: &Sqe) {
     head(out, st, ring).s("submit ");
     op_name(out, s.opcode).s(" fd=");
@@ -143,7 +141,6 @@ fn timespec(out: &mut Out, name: &str, addr: u64) {
     }
 }
 
-#[inline(never)]
 fn details(out: &mut Out, s: &Sqe) {
     let f = s.op_flags;
     match s.opcode {
@@ -264,7 +261,6 @@ fn details(out: &mut Out, s: &Sqe) {
 
 /// The completion line. `op` and `latency` come from the matching
 /// submission when it was seen.
-#[inline(never)]
 pub fn complete(out: &mut Out, st: &Stamp, ring: RingName, c: &Cqe, op: Option<u8>, latency: Option<u64>) {
     head(out, st, ring).s("complete user_data=").hex(c.user_data).s(" res=").res(c.res)
         .s(" flags=").cqe_flags(c.flags).s(" op=");
@@ -281,13 +277,11 @@ pub fn complete(out: &mut Out, st: &Stamp, ring: RingName, c: &Cqe, op: Option<u
     out.end();
 }
 
-#[inline(never)]
 pub fn lost(out: &mut Out, st: &Stamp, ring: RingName, n: u32) {
     head(out, st, ring).u(n as u64).s(" completions reaped before they could be traced").end();
 }
 
 /// A setup call: what was asked, then the ring made (`v`) or the error.
-#[inline(never)]
 pub fn setup(out: &mut Out, st: &Stamp, ring: RingName, entries: u32, asked: u32, v: &RingView, ret: i32) {
     head(out, st, ring).s("setup entries=").u(entries as u64).s(" flags=")
         .flags(asked as u64, &decode::SETUP_FLAGS).s(" -> ");
@@ -302,7 +296,6 @@ pub fn setup(out: &mut Out, st: &Stamp, ring: RingName, entries: u32, asked: u32
 }
 
 /// An `io_uring_register` call with what its argument said.
-#[inline(never)]
 pub fn register(out: &mut Out, st: &Stamp, ring: RingName, opcode: u32, detail: &RegDetail, ret: i32) {
     head(out, st, ring).s("register ");
     match decode::register_op(opcode) {
@@ -346,7 +339,6 @@ pub enum RegDetail {
     Fd(i32),
 }
 
-#[inline(never)]
 pub fn exit(out: &mut Out, st: &Stamp, ring: RingName, submitted: u64, traced: u64, lost: u64) {
     head(out, st, ring).s("exit submitted=").u(submitted).s(" completions_traced=").u(traced)
         .s(" completions_unseen=").u(lost).end();
