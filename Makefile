@@ -42,6 +42,8 @@ SO      := $(B)/lib/liburing.so.$(VERSION)
 FFI_SO  := $(B)/lib/liburing-ffi.so.$(VERSION)
 A       := $(B)/lib/liburing.a
 FFI_A   := $(B)/lib/liburing-ffi.a
+# The diagnostics (LIBURING_RS_TRACE/CHECK), loaded by the libraries on demand.
+DIAG_SO := $(B)/lib/liburing-rs-diag.so.$(VERSION)
 PCS     := $(B)/lib/pkgconfig/liburing.pc $(B)/lib/pkgconfig/liburing-ffi.pc
 INFO    := $(B)/bin/uring-info
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
@@ -56,7 +58,7 @@ LINK_SO = $(CC) -shared -Wl,--whole-archive $(RUSTLIB) -Wl,--no-whole-archive \
 
 all: lib bin examples
 
-lib: $(SO) $(FFI_SO) $(A) $(FFI_A) $(PCS)
+lib: $(SO) $(FFI_SO) $(A) $(FFI_A) $(DIAG_SO) $(PCS)
 
 # cargo decides itself whether anything changed.
 $(RUSTLIB): FORCE
@@ -85,6 +87,16 @@ $(FFI_SO): $(RUSTLIB) $(B)/ffi.o $(B)/liburing-ffi.map
 	$(LINK_SO) $(B)/ffi.o -Wl,--version-script=$(B)/liburing-ffi.map -Wl,-soname,liburing-ffi.so.$(SOVERSION) -o $@
 	ln -sf liburing-ffi.so.$(VERSION) $(B)/lib/liburing-ffi.so.$(SOVERSION)
 	ln -sf liburing-ffi.so.$(SOVERSION) $(B)/lib/liburing-ffi.so
+
+# Only the diagnostics' entry table is global: --gc-sections keeps just what
+# it reaches, and the libraries above, which never name it, none of it.
+$(B)/liburing-rs-diag.map:
+	@mkdir -p $(B)
+	printf 'URING_RS_1.0 {\n\tglobal:\n\t\tliburing_rs_diag_hooks;\n\tlocal:\n\t\t*;\n};\n' > $@
+
+$(DIAG_SO): $(RUSTLIB) $(B)/liburing-rs-diag.map
+	@mkdir -p $(B)/lib
+	$(LINK_SO) -Wl,--version-script=$(B)/liburing-rs-diag.map -Wl,-soname,liburing-rs-diag.so.$(VERSION) -o $@
 
 # The static libraries hold one relocatable object each: the Rust archive
 # (our code plus the parts of core it uses) linked with --gc-sections from
@@ -163,7 +175,7 @@ install: lib bin install-man
 	install -m 644 include/liburing.h $(DESTDIR)$(INCLUDEDIR)/liburing.h
 	install -m 644 include/liburing/*.h $(DESTDIR)$(INCLUDEDIR)/liburing/
 	install -m 644 include/liburing/io_uring/*.h $(DESTDIR)$(INCLUDEDIR)/liburing/io_uring/
-	install -m 755 $(SO) $(FFI_SO) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SO) $(FFI_SO) $(DIAG_SO) $(DESTDIR)$(LIBDIR)/
 	# Stripped: it is built without debug information, so a symbol table is
 	# all there would be to keep (and dh_strip would detach an empty one).
 	install -m 755 -s $(INFO) $(DESTDIR)$(BINDIR)/uring-info
@@ -193,6 +205,7 @@ uninstall-man:
 uninstall: uninstall-man
 	rm -f $(DESTDIR)$(LIBDIR)/liburing.so* $(DESTDIR)$(LIBDIR)/liburing-ffi.so* \
 	      $(DESTDIR)$(LIBDIR)/liburing.a $(DESTDIR)$(LIBDIR)/liburing-ffi.a \
+	      $(DESTDIR)$(LIBDIR)/liburing-rs-diag.so.$(VERSION) \
 	      $(DESTDIR)$(PKGCONFIGDIR)/liburing.pc $(DESTDIR)$(PKGCONFIGDIR)/liburing-ffi.pc \
 	      $(DESTDIR)$(INCLUDEDIR)/liburing.h $(DESTDIR)$(BINDIR)/uring-info
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/liburing

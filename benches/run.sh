@@ -87,7 +87,8 @@ if [ ! -f "$SRC" ] || [ "$(stat -c %s "$SRC")" != "$want" ]; then
 	sync
 fi
 cat "$SRC" > /dev/null   # warm the page cache
-trap 'rm -f "$DST"' EXIT INT TERM
+TRACE=$DIR/liburing-bench-trace.$$
+trap 'rm -f "$DST" "$TRACE"' EXIT INT TERM
 
 RAW=$B/raw.txt
 : > "$RAW"
@@ -118,6 +119,12 @@ while [ "$i" -le "$RUNS" ]; do
 		l=$("$B/$impl/copy" "$SRC" /dev/null)
 		for f in wall user sys; do rec $impl "copy_null_$f" "$(echo "$l" | field $f)"; done
 	done
+	# The same copy, ours only, traced to a file and then checked.
+	l=$(LIBURING_RS_TRACE="$TRACE" "$B/ours/copy" "$SRC" /dev/null)
+	rec ours copy_trace_wall "$(echo "$l" | field wall)"
+	TRACE_LINES=$(wc -l < "$TRACE"); rm -f "$TRACE"
+	l=$(LIBURING_RS_CHECK=1 "$B/ours/copy" "$SRC" /dev/null)
+	rec ours copy_check_wall "$(echo "$l" | field wall)"
 	for impl in $ORDER; do
 		sync
 		l=$("$B/$impl/copy" "$SRC" "$DST")
@@ -212,6 +219,23 @@ echo "ring from io_uring_queue_init(depth, &ring, 0); ${NOP_SECS} s per point. c
 echo "inclusively (--toggle-collect=bench_loop): header inline code, the loop itself, and the library's user-space code."
 echo "copy = linked read->write chains, 32 in flight, 128 KiB blocks, page-cache-hot source in $DIR; file destination in $DIR, removed and synced between runs."
 echo "randread over the same file for ${RR_SECS} s. Stripped .so peer: $(basename "$PEER_SO")."
+echo
+echo "## Cost of the diagnostics"
+echo
+echo "The copy -> /dev/null above (ours), run again with LIBURING_RS_TRACE writing to a file in $DIR"
+echo "($TRACE_LINES lines per run: one per request submitted and completed), and with LIBURING_RS_CHECK=1."
+echo "Unset, the variables cost nothing measurable: the NOP rows above run with both unset."
+echo
+echo "| run | wall s (median) | vs untraced |"
+echo "|---|---|---|"
+diag_row() { # metric label
+	o=$(stats ours "$1" | cut -d' ' -f1); b=$(stats ours copy_null_wall | cut -d' ' -f1)
+	[ -n "$o" ] && [ -n "$b" ] || return 0
+	awk -v o="$o" -v b="$b" -v l="$2" 'BEGIN{ printf "| %s | %.4f | %.2fx |\n", l, o, o / b }'
+}
+diag_row copy_null_wall "untraced"
+diag_row copy_trace_wall "LIBURING_RS_TRACE=file"
+diag_row copy_check_wall "LIBURING_RS_CHECK=1"
 echo
 echo "## Where our user-space instructions go (callgrind, exclusive, by function)"
 for d in $CG_DEPTHS; do

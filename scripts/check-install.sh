@@ -12,6 +12,7 @@ root=$tmp/root$prefix
 
 for f in lib/liburing.so.2.15 lib/liburing.so.2 lib/liburing.so lib/liburing.a \
          lib/liburing-ffi.so.2.15 lib/liburing-ffi.so.2 lib/liburing-ffi.a \
+         lib/liburing-rs-diag.so.2.15 \
          lib/pkgconfig/liburing.pc lib/pkgconfig/liburing-ffi.pc \
          include/liburing.h include/liburing/io_uring.h include/liburing/barrier.h \
          include/liburing/compat.h include/liburing/io_uring_version.h \
@@ -47,6 +48,9 @@ C
 cc -Wall -Werror "$tmp/prog.c" -o "$tmp/prog" $(pkg-config --cflags --libs liburing) \
     -Wl,-rpath,"$root/lib"
 [ "$("$tmp/prog")" = 2.15 ] || { echo "installed library did not run"; exit 1; }
+# The installed library finds its diagnostics next to itself.
+LIBURING_RS_TRACE=1 "$tmp/prog" 2>"$tmp/trace" >/dev/null
+grep -q ' submit NOP ' "$tmp/trace" || { echo "no trace from the installed library:"; cat "$tmp/trace"; exit 1; }
 cc -Wall -Werror "$tmp/prog.c" -o "$tmp/prog-ffi" $(pkg-config --cflags --libs liburing-ffi) \
     -Wl,-rpath,"$root/lib"
 [ "$("$tmp/prog-ffi")" = 2.15 ] || { echo "installed ffi library did not run"; exit 1; }

@@ -61,19 +61,52 @@ for src in c-tests/*.c; do
     name=$(basename "$src" .c)
     for kind in shared static asan; do
         exe=$tbin/$name.$kind
+        # A static program finds liburing-rs-diag.so only when told.
+        diag=$B/lib/liburing-rs-diag.so.2.15
         case $kind in
-        shared) link="-L$B/lib -luring -Wl,-rpath,$B/lib" ;;
+        shared) link="-L$B/lib -luring -Wl,-rpath,$B/lib"; diag="" ;;
         static) link="$B/lib/liburing.a" ;;
         asan)   link="$SAN $B/lib/liburing.a" ;;
         esac
         if ! $CC $CFLAGS_T -o "$exe" "$src" $link -lpthread 2>"$work/cc.log"; then
             cat "$work/cc.log"; report "$name [$kind] (build)" 1; continue
         fi
-        (cd "$work" && timeout 120 "$exe") >"$work/out.log" 2>&1; st=$?
+        (cd "$work" && LIBURING_RS_DIAG_LIB=$diag timeout 120 "$exe") >"$work/out.log" 2>&1; st=$?
         [ $st -ne 0 ] && [ $st -ne 77 ] && tail -20 "$work/out.log"
         [ $st -eq 77 ] && tail -1 "$work/out.log" | sed 's/^/    /'
         report "$name [$kind]" $st
     done
+done
+
+# 4. The checker stays silent on the C tests: each runs again (shared build)
+#    with LIBURING_RS_CHECK=1, and its only check lines may be the mistakes it
+#    makes on purpose, listed in c-tests/checker-expected.txt, which must all
+#    be caught. The diag-* tests drive the checker themselves.
+expected=$top/c-tests/checker-expected.txt
+for src in c-tests/*.c; do
+    name=$(basename "$src" .c)
+    exe=$tbin/$name.shared
+    case $name in diag-*) continue ;; esac
+    [ -x "$exe" ] || continue
+    (cd "$work" && LIBURING_RS_CHECK=1 timeout 120 "$exe") >"$work/out.log" 2>&1; st=$?
+    grep -F 'liburing-rs check:' "$work/out.log" > "$work/lines" || true
+    awk -F '\t' -v t="$name" '$1 == t { print $2 }' "$expected" > "$work/want"
+    bad=""
+    [ $st -eq 0 ] || [ $st -eq 77 ] || bad="exit $st"
+    if [ -s "$work/want" ]; then
+        stray=$(grep -v -F -f "$work/want" "$work/lines" || true)
+        while IFS= read -r w; do
+            grep -q -F -- "$w" "$work/lines" || bad="$bad; not caught: $w"
+        done < "$work/want"
+    else
+        stray=$(cat "$work/lines")
+    fi
+    [ -z "$stray" ] || bad="$bad; unexpected: $stray"
+    if [ -n "$bad" ]; then
+        echo "    $bad"; report "$name [checker silent]" 1
+    else
+        report "$name [checker silent]" 0
+    fi
 done
 
 echo

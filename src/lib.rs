@@ -3,12 +3,15 @@
 //! The crate is split into rooms (see `docs/ARCHITECTURE.md`):
 //! - [`sys`]: the kernel interface (structs, constants, raw syscalls);
 //! - [`ring`]: the ring logic (setup, submission, completion, registration);
-//! - [`diag`]: diagnostics (why a setup failed, what the kernel can do);
+//! - [`diag`]: diagnostics: why a setup failed and what the kernel can do
+//!   (in the library), and the trace and checker (LIBURING_RS_TRACE/CHECK,
+//!   built into their own shared object and loaded only when asked for);
 //! - [`capi`]: the exported C surface, thin shims over [`ring`] and [`diag`].
 //!
 //! The shipped libraries are built with `panic = "abort"` (see Cargo.toml);
 //! then the crate needs nothing but `core` and `libc`, never unwinds across
-//! the C ABI, and prints only when asked to (`LIBURING_RS_*` variables). Test harnesses unwind and bring `std`.
+//! the C ABI, and prints only when its diagnostics are asked for. Test
+//! harnesses unwind and bring `std`.
 #![cfg_attr(panic = "abort", no_std)]
 #![allow(clippy::missing_safety_doc)]
 

@@ -43,6 +43,28 @@ macro_rules! ring {
     };
 }
 
+/// A queue call on `ring`: wraps it as [`ring!`] does, and runs `$body`
+/// through the diagnostics room when that is on. A single comparison
+/// covers both, so the hot path pays nothing for the diagnostics: the gate
+/// is 1 (only NULL lies below it) unless tracing or checking is on.
+macro_rules! queue_call {
+    ($ring:ident, $err:expr, $kind:ident, |$r:ident| $body:expr) => {{
+        if ($ring as usize) < crate::diag::gate() {
+            if $ring.is_null() {
+                return $err;
+            }
+            return crate::diag::call($ring, crate::diag::Call::$kind, move || {
+                // SAFETY: non-null; see ring!. The diagnostics only read it.
+                let $r = unsafe { crate::ring::Ring::new_unchecked($ring) };
+                $body
+            });
+        }
+        // SAFETY: non-null; see ring!.
+        let $r = unsafe { crate::ring::Ring::new_unchecked($ring) };
+        $body
+    }};
+}
+
 /// `-EINVAL` as liburing's functions return it.
 pub(crate) const EINVAL: i32 = -libc::EINVAL;
 

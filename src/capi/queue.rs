@@ -7,7 +7,6 @@ use super::EINVAL;
 use crate::ring::{queue, IoUring};
 use crate::sys::{__kernel_timespec, io_uring_cqe, io_uring_sqe};
 
-
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_get_sqe(ring: *mut IoUring) -> *mut io_uring_sqe {
     let ring = ring!(ring, ptr::null_mut());
@@ -16,32 +15,27 @@ pub unsafe extern "C" fn io_uring_get_sqe(ring: *mut IoUring) -> *mut io_uring_s
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_submit(ring: *mut IoUring) -> i32 {
-    let ring = ring!(ring, EINVAL);
-    queue::submit(ring)
+    queue_call!(ring, EINVAL, Submit, |ring| queue::submit(ring))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_submit_and_wait(ring: *mut IoUring, wait_nr: c_uint) -> i32 {
-    let ring = ring!(ring, EINVAL);
-    queue::submit_and_wait(ring, wait_nr)
+    queue_call!(ring, EINVAL, Submit, |ring| queue::submit_and_wait(ring, wait_nr))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_submit_and_get_events(ring: *mut IoUring) -> i32 {
-    let ring = ring!(ring, EINVAL);
-    queue::submit_and_get_events(ring)
+    queue_call!(ring, EINVAL, Submit, |ring| queue::submit_and_get_events(ring))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_get_events(ring: *mut IoUring) -> i32 {
-    let ring = ring!(ring, EINVAL);
-    queue::get_events(ring)
+    queue_call!(ring, EINVAL, Reap, |ring| queue::get_events(ring))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn __io_uring_sqring_wait(ring: *mut IoUring) -> i32 {
-    let ring = ring!(ring, EINVAL);
-    queue::sqring_wait(ring)
+    queue_call!(ring, EINVAL, Reap, |ring| queue::sqring_wait(ring))
 }
 
 #[no_mangle]
@@ -52,9 +46,8 @@ pub unsafe extern "C" fn __io_uring_get_cqe(
     wait_nr: c_uint,
     sigmask: *mut libc::sigset_t,
 ) -> i32 {
-    let ring = ring!(ring, EINVAL);
     let cqe_ptr = arg!(cqe_ptr, EINVAL);
-    queue::get_cqe(ring, cqe_ptr, submit, wait_nr, sigmask)
+    queue_call!(ring, EINVAL, Reap, |ring| queue::get_cqe(ring, cqe_ptr, submit, wait_nr, sigmask))
 }
 
 #[no_mangle]
@@ -65,9 +58,8 @@ pub unsafe extern "C" fn io_uring_wait_cqes(
     ts: *mut __kernel_timespec,
     sigmask: *mut libc::sigset_t,
 ) -> i32 {
-    let ring = ring!(ring, EINVAL);
     let cqe_ptr = arg!(cqe_ptr, EINVAL);
-    queue::wait_cqes(ring, cqe_ptr, wait_nr, ts, sigmask)
+    queue_call!(ring, EINVAL, Reap, |ring| queue::wait_cqes(ring, cqe_ptr, wait_nr, ts, sigmask))
 }
 
 #[no_mangle]
@@ -76,9 +68,8 @@ pub unsafe extern "C" fn io_uring_wait_cqe_timeout(
     cqe_ptr: *mut *mut io_uring_cqe,
     ts: *mut __kernel_timespec,
 ) -> i32 {
-    let ring = ring!(ring, EINVAL);
     let cqe_ptr = arg!(cqe_ptr, EINVAL);
-    queue::wait_cqes(ring, cqe_ptr, 1, ts, ptr::null())
+    queue_call!(ring, EINVAL, Reap, |ring| queue::wait_cqes(ring, cqe_ptr, 1, ts, ptr::null()))
 }
 
 #[no_mangle]
@@ -90,9 +81,10 @@ pub unsafe extern "C" fn io_uring_wait_cqes_min_timeout(
     min_wait_usec: c_uint,
     sigmask: *mut libc::sigset_t,
 ) -> i32 {
-    let ring = ring!(ring, EINVAL);
     let cqe_ptr = arg!(cqe_ptr, EINVAL);
-    queue::wait_cqes_min_timeout(ring, cqe_ptr, wait_nr, ts, min_wait_usec, sigmask)
+    queue_call!(ring, EINVAL, Reap, |ring| {
+        queue::wait_cqes_min_timeout(ring, cqe_ptr, wait_nr, ts, min_wait_usec, sigmask)
+    })
 }
 
 #[no_mangle]
@@ -103,9 +95,8 @@ pub unsafe extern "C" fn io_uring_submit_and_wait_timeout(
     ts: *mut __kernel_timespec,
     sigmask: *mut libc::sigset_t,
 ) -> i32 {
-    let ring = ring!(ring, EINVAL);
     let cqe_ptr = arg!(cqe_ptr, EINVAL);
-    queue::submit_and_wait_timeout(ring, cqe_ptr, wait_nr, ts, sigmask)
+    queue_call!(ring, EINVAL, Submit, |ring| queue::submit_and_wait_timeout(ring, cqe_ptr, wait_nr, ts, sigmask))
 }
 
 #[no_mangle]
@@ -117,9 +108,10 @@ pub unsafe extern "C" fn io_uring_submit_and_wait_min_timeout(
     min_wait: c_uint,
     sigmask: *mut libc::sigset_t,
 ) -> i32 {
-    let ring = ring!(ring, EINVAL);
     let cqe_ptr = arg!(cqe_ptr, EINVAL);
-    queue::submit_and_wait_min_timeout(ring, cqe_ptr, wait_nr, ts, min_wait, sigmask)
+    queue_call!(ring, EINVAL, Submit, |ring| {
+        queue::submit_and_wait_min_timeout(ring, cqe_ptr, wait_nr, ts, min_wait, sigmask)
+    })
 }
 
 #[no_mangle]
@@ -129,17 +121,15 @@ pub unsafe extern "C" fn io_uring_submit_and_wait_reg(
     wait_nr: c_uint,
     reg_index: c_int,
 ) -> i32 {
-    let ring = ring!(ring, EINVAL);
     let cqe_ptr = arg!(cqe_ptr, EINVAL);
-    queue::submit_and_wait_reg(ring, cqe_ptr, wait_nr, reg_index)
+    queue_call!(ring, EINVAL, Submit, |ring| queue::submit_and_wait_reg(ring, cqe_ptr, wait_nr, reg_index))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_peek_batch_cqe(ring: *mut IoUring, cqes: *mut *mut io_uring_cqe, count: c_uint) -> c_uint {
-    let ring = ring!(ring, 0);
     if cqes.is_null() || count == 0 {
         return 0;
     }
     // SAFETY: the caller provides an array of `count` CQE pointers.
-    unsafe { queue::peek_batch_cqe(ring, cqes, count) }
+    queue_call!(ring, 0, Reap, |ring| unsafe { queue::peek_batch_cqe(ring, cqes, count) })
 }

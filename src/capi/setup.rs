@@ -10,7 +10,9 @@ use crate::sys::{io_uring_params, io_uring_probe};
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_queue_init(entries: c_uint, ring: *mut IoUring, flags: c_uint) -> i32 {
     let ring = ring!(ring, EINVAL);
-    setup::queue_init(entries, ring, flags)
+    let ret = setup::queue_init(entries, ring, flags);
+    crate::diag::setup(ring.as_ptr(), entries, flags, ret);
+    ret
 }
 
 #[no_mangle]
@@ -21,7 +23,10 @@ pub unsafe extern "C" fn io_uring_queue_init_params(
 ) -> i32 {
     let ring = ring!(ring, EINVAL);
     let p = arg!(p, EINVAL);
-    setup::queue_init_params(entries, ring, p)
+    let flags = p.flags;
+    let ret = setup::queue_init_params(entries, ring, p);
+    crate::diag::setup(ring.as_ptr(), entries, flags, ret);
+    ret
 }
 
 #[no_mangle]
@@ -34,7 +39,10 @@ pub unsafe extern "C" fn io_uring_queue_init_mem(
 ) -> i32 {
     let ring = ring!(ring, EINVAL);
     let p = arg!(p, EINVAL);
-    setup::queue_init_mem(entries, ring, p, buf, buf_size)
+    let flags = p.flags;
+    let ret = setup::queue_init_mem(entries, ring, p, buf, buf_size);
+    crate::diag::setup(ring.as_ptr(), entries, flags, ret);
+    ret
 }
 
 #[no_mangle]
@@ -47,19 +55,27 @@ pub unsafe extern "C" fn __io_uring_queue_init_params(
 ) -> i32 {
     let ring = ring!(ring, EINVAL);
     let p = arg!(p, EINVAL);
-    setup::queue_init_params_raw(entries, ring, p, buf, buf_size)
+    let flags = p.flags;
+    let ret = setup::queue_init_params_raw(entries, ring, p, buf, buf_size);
+    crate::diag::setup(ring.as_ptr(), entries, flags, ret);
+    ret
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_queue_mmap(fd: i32, p: *mut io_uring_params, ring: *mut IoUring) -> i32 {
     let ring = ring!(ring, EINVAL);
     let p = arg!(p, EINVAL);
-    setup::queue_mmap(fd, p, ring)
+    let ret = setup::queue_mmap(fd, p, ring);
+    crate::diag::setup(ring.as_ptr(), p.sq_entries, p.flags, ret);
+    ret
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_queue_exit(ring: *mut IoUring) {
     let ring = ring!(ring);
+    if crate::diag::on() {
+        crate::diag::exit(ring.as_ptr());
+    }
     setup::queue_exit(ring)
 }
 

@@ -1,145 +1,274 @@
-//! The diagnostics room: explaining what the kernel allows and why a ring
-//! could not be set up.
+//! The diagnostics room. Two halves:
 //!
+//! **Explaining the kernel**, shipped in liburing.so itself and reached only
+//! on failure paths or from `uring-info`:
 //! - [`names`]: readable names for flags, features, opcodes and errno values;
 //! - [`sysinfo`]: facts about the system and this process (sysctls,
 //!   seccomp, capabilities, RLIMIT_MEMLOCK, kernel release);
 //! - [`probe`]: questions put to the kernel with short-lived rings of our
 //!   own (which setup flags and register opcodes it knows, its largest ring);
-//! - [`setup`]: one human-readable line per failed ring setup, kept per
-//!   thread for `liburing_rs_setup_error()`.
+//! - [`setup`](mod@setup): one human-readable line per failed ring setup,
+//!   kept per thread for `liburing_rs_setup_error()`.
 //!
-//! Everything here is `core` + `libc`, like the rest of the library, and is
-//! only reached on failure paths or from `uring-info`.
+//! **Watching a ring**: a request trace (`LIBURING_RS_TRACE`) and a
+//! submission checker (`LIBURING_RS_CHECK`), both off unless asked for.
+//!
+//! The rest of the library calls in at a handful of places (see
+//! docs/ARCHITECTURE.md): [`call`] around every queue call (submit, wait,
+//! peek), [`setup`], [`register`] and [`exit`]. Every hook takes the ring as
+//! a raw `*const IoUring` and only reads it.
+//!
+//! Of that half, only the switch and a loader ship in liburing.so. The
+//! trace and checker themselves ([`back`] and the modules it uses)
+//! live in their own shared object, `liburing-rs-diag.so.2.15`, linked from
+//! the same Rust archive and loaded only when one of the variables is set,
+//! so they cost the library neither time nor size otherwise.
+//!
+//! Cost when off: the environment is read once, at the first ring setup.
+//! Until then and afterwards, with neither variable set, [`gate`] is 1 and
+//! the queue calls fold it into their NULL check (`ring < gate()`), so the
+//! hot path gains no instruction. Turned on, the gate becomes `usize::MAX`
+//! and every queue call takes the diagnostic path.
+//!
+//! What is seen: SQEs are read at submit, before the kernel sees them. CQEs
+//! are read at every library call, from the last one traced up to the
+//! kernel's tail, before and after the call; completions the application
+//! consumed with inline helpers in between (without any library call) are
+//! reported as a count. Inline helpers that move the CQ head wrongly are
+//! caught at the next library call by comparing the head with the tail.
 
 pub mod names;
 pub mod probe;
 pub mod setup;
 pub mod sysinfo;
 
-use core::fmt;
+mod line;
+pub use line::Line;
 
-/// A NUL-terminated line built in place; text beyond the capacity is
-/// dropped, so building never fails and never allocates. The `push*`
-/// methods keep `core::fmt` (some kilobytes) and panic paths out of the
-/// shipped libraries; `write!` works too, for the `uring-info` program.
-pub struct Line<const N: usize> {
-    buf: [u8; N],
-    /// Always below N: the NUL after the text fits.
+mod back;
+mod check;
+mod decode;
+mod out;
+mod state;
+mod trace;
+mod view;
+
+use core::ffi::{c_void, CStr};
+use core::ptr;
+use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
+
+use crate::ring::IoUring;
+
+/// Below this address a queue call's ring takes the slow path (see the
+/// module documentation): 1 normally (only NULL), `usize::MAX` when on.
+static GATE: AtomicUsize = AtomicUsize::new(1);
+/// The loaded diagnostics; set before GATE opens, never changed after.
+static HOOKS: AtomicPtr<Hooks> = AtomicPtr::new(ptr::null_mut());
+/// 0: environment not read yet; 1: being read; 2: done.
+static INIT: AtomicU8 = AtomicU8::new(0);
+
+/// What `liburing-rs-diag.so` offers; the library and the diagnostics come
+/// from one build, and [`HOOKS_VERSION`] guards against mixing two.
+#[repr(C)]
+pub struct Hooks {
+    version: u32,
+    init: extern "C" fn() -> bool,
+    setup: extern "C" fn(*const IoUring, u32, u32, i32),
+    before: extern "C" fn(*const IoUring, bool),
+    after: extern "C" fn(*const IoUring, bool),
+    register: extern "C" fn(*const IoUring, u32, *const c_void, u32, i32),
+    exit: extern "C" fn(*const IoUring),
+}
+
+const HOOKS_VERSION: u32 = 1;
+const DIAG_SO: &[u8] = b"liburing-rs-diag.so.2.15";
+
+/// The slow-path threshold for queue calls; see the module documentation.
+#[inline(always)]
+pub fn gate() -> usize {
+    GATE.load(Ordering::Relaxed)
+}
+
+/// Whether tracing or checking is on.
+#[inline(always)]
+pub fn on() -> bool {
+    gate() > 1
+}
+
+fn hooks() -> &'static Hooks {
+    // SAFETY: HOOKS is set (to a static in the loaded object, which is
+    // never unloaded) before GATE opens, and on() is checked first.
+    unsafe { &*HOOKS.load(Ordering::Acquire) }
+}
+
+/// A LIBURING_RS_* setting, if set to something other than "" or "0".
+/// Programs running with raised privileges get none (like secure_getenv).
+fn env(name: &CStr) -> Option<&'static [u8]> {
+    // SAFETY: getauxval has no preconditions.
+    if unsafe { libc::getauxval(libc::AT_SECURE) } != 0 {
+        return None;
+    }
+    // SAFETY: getenv returns null or a NUL-terminated string that stays
+    // valid as long as nobody changes the environment variable.
+    let p = unsafe { libc::getenv(name.as_ptr()) };
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: p is a NUL-terminated C string (see above).
+    let s = unsafe { CStr::from_ptr(p) }.to_bytes();
+    (!s.is_empty() && s != b"0").then_some(s)
+}
+
+
+/// Reads the environment, once per process; loads the diagnostics if asked.
+#[cold]
+#[inline(never)]
+fn init() {
+    if INIT.load(Ordering::Acquire) == 2 {
+        return;
+    }
+    if INIT.compare_exchange(0, 1, Ordering::Acquire, Ordering::Acquire).is_err() {
+        while INIT.load(Ordering::Acquire) != 2 {
+            // SAFETY: no preconditions.
+            unsafe { libc::sched_yield() };
+        }
+        return;
+    }
+    if env(c"LIBURING_RS_TRACE").is_some() || env(c"LIBURING_RS_CHECK").is_some() {
+        if let Some(h) = load() {
+            if (h.init)() {
+                HOOKS.store(h as *const Hooks as *mut Hooks, Ordering::Release);
+                GATE.store(usize::MAX, Ordering::Relaxed);
+            }
+        }
+    }
+    INIT.store(2, Ordering::Release);
+}
+
+/// Finds `liburing-rs-diag.so.2.15`: where LIBURING_RS_DIAG_LIB says, else
+/// next to this library, else through the dynamic loader's search path.
+fn load() -> Option<&'static Hooks> {
+    let mut path = Path::new();
+    let found = if let Some(p) = env(c"LIBURING_RS_DIAG_LIB") {
+        path.push(p).open_hooks()
+    } else {
+        // SAFETY: all-zero bytes are a valid Dl_info (null pointers).
+        let mut info: libc::Dl_info = unsafe { core::mem::zeroed() };
+        // SAFETY: dladdr fills `info` for an address inside this library.
+        let me = if unsafe { libc::dladdr(gate as *const c_void, &mut info) } != 0 && !info.dli_fname.is_null() {
+            // SAFETY: dli_fname is the NUL-terminated path of our object.
+            unsafe { CStr::from_ptr(info.dli_fname) }.to_bytes()
+        } else {
+            b""
+        };
+        let dir = me.len() - me.rsplit(|&c| c == b'/').next().map_or(0, |file| file.len());
+        path.push(me.get(..dir).unwrap_or(&[])).push(DIAG_SO).open_hooks().or_else(|| {
+            path = Path::new();
+            path.push(DIAG_SO).open_hooks()
+        })
+    };
+    if found.is_none() {
+        // SAFETY: dlerror returns null or a NUL-terminated message.
+        let why = unsafe { libc::dlerror() };
+        let why = if why.is_null() {
+            &b"it is not from this build"[..]
+        } else {
+            // SAFETY: see above.
+            unsafe { CStr::from_ptr(why) }.to_bytes()
+        };
+        let mut line = Path::new();
+        line.push(b"liburing-rs: diagnostics off, cannot load ").push(path.text()).push(b" (")
+            .push(why).push(b"); LIBURING_RS_DIAG_LIB names its path\n");
+        // SAFETY: the bytes are initialised; a failed write is ignored.
+        unsafe { libc::write(2, line.buf.as_ptr().cast(), line.len) };
+    }
+    found
+}
+
+/// A NUL-terminated string built on the stack (cut to fit).
+struct Path {
+    buf: [u8; 4096],
     len: usize,
 }
 
-impl<const N: usize> Line<N> {
-    pub const fn new() -> Self {
-        Line { buf: [0; N], len: 0 }
+impl Path {
+    fn new() -> Path {
+        Path { buf: [0; 4096], len: 0 }
     }
 
-    pub fn as_bytes(&self) -> &[u8] {
-        self.buf.get(..self.len).unwrap_or(&[])
-    }
-
-    pub fn as_str(&self) -> &str {
-        // Only whole `&str`s are appended and `push` cuts on a char
-        // boundary, so the bytes stay valid UTF-8.
-        core::str::from_utf8(self.as_bytes()).unwrap_or("")
-    }
-
-    /// The text with its terminating NUL, for C.
-    pub fn as_bytes_with_nul(&self) -> &[u8] {
-        self.buf.get(..self.len + 1).unwrap_or(&[])
-    }
-
-    // Not inlined: a message is dozens of pushes.
-    #[inline(never)]
-    pub fn push(&mut self, s: &str) -> &mut Self {
-        // One byte always stays free for the NUL.
-        let room = N.saturating_sub(self.len + 1);
-        let mut take = s.len().min(room);
-        while !s.is_char_boundary(take) {
-            take -= 1;
-        }
-        let src = s.as_bytes().iter().take(take);
-        for (d, c) in self.buf.iter_mut().skip(self.len).zip(src) {
-            *d = *c;
-        }
-        self.len += take;
-        if let Some(nul) = self.buf.get_mut(self.len) {
-            *nul = 0;
+    fn push(&mut self, b: &[u8]) -> &mut Path {
+        for &c in b {
+            // The last byte stays 0.
+            if let Some(slot) = self.buf.get_mut(self.len).filter(|_| self.len + 1 < 4096) {
+                *slot = c;
+                self.len += 1;
+            }
         }
         self
     }
 
-    /// `v` in base R (10 or 16, lowercase).
-    #[inline(never)]
-    fn push_radix<const R: u64>(&mut self, mut v: u64) -> &mut Self {
-        let mut digits = [0u8; 20];
-        let mut start = digits.len();
-        for slot in digits.iter_mut().rev() {
-            let d = (v % R) as u8;
-            *slot = if d < 10 { b'0' + d } else { b'a' + d - 10 };
-            start -= 1;
-            v /= R;
-            if v == 0 {
-                break;
-            }
+    fn text(&self) -> &[u8] {
+        self.buf.get(..self.len).unwrap_or(&[])
+    }
+
+    /// The diagnostics object at this path, if it is one of this build.
+    fn open_hooks(&self) -> Option<&'static Hooks> {
+        // SAFETY: buf is NUL-terminated; the object stays loaded for good.
+        let h = unsafe { libc::dlopen(self.buf.as_ptr().cast(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        if h.is_null() {
+            return None;
         }
-        // The digits are ASCII.
-        self.push(core::str::from_utf8(digits.get(start..).unwrap_or(&[])).unwrap_or(""))
-    }
-
-    pub fn push_u64(&mut self, v: u64) -> &mut Self {
-        self.push_radix::<10>(v)
-    }
-
-    pub fn push_i64(&mut self, v: i64) -> &mut Self {
-        if v < 0 {
-            self.push("-");
-        }
-        self.push_radix::<10>(v.unsigned_abs())
-    }
-
-    pub fn push_hex(&mut self, v: u64) -> &mut Self {
-        self.push("0x").push_radix::<16>(v)
+        // SAFETY: h is a live handle, the name NUL-terminated.
+        let sym = unsafe { libc::dlsym(h, c"liburing_rs_diag_hooks".as_ptr()) };
+        // SAFETY: the symbol is the Hooks static of a diagnostics object;
+        // its version is checked before anything else is trusted.
+        unsafe { (sym as *const Hooks).as_ref() }.filter(|h| h.version == HOOKS_VERSION)
     }
 }
 
-impl<const N: usize> Default for Line<N> {
-    fn default() -> Self {
-        Self::new()
+/// What a queue call does besides waiting or peeking.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Call {
+    /// Hands pending SQEs to the kernel.
+    Submit,
+    /// Only looks at or waits for completions.
+    Reap,
+}
+
+/// Runs queue call `f` on `ring` with the diagnostics around it: pending
+/// SQEs are traced and checked before, completions caught up before and
+/// after.
+#[cold]
+#[inline(never)]
+pub fn call<R>(ring: *mut IoUring, kind: Call, f: impl FnOnce() -> R) -> R {
+    let h = hooks();
+    (h.before)(ring, kind == Call::Submit);
+    let r = f();
+    (h.after)(ring, kind == Call::Submit);
+    r
+}
+
+/// After a setup call on `ring` (`entries` and `flags` as the caller asked;
+/// `ret` < 0 is the error). The first one reads the environment.
+#[cold]
+#[inline(never)]
+pub fn setup(ring: *const IoUring, entries: u32, flags: u32, ret: i32) {
+    init();
+    if on() {
+        (hooks().setup)(ring, entries, flags, ret);
     }
 }
 
-impl<const N: usize> fmt::Write for Line<N> {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        self.push(s);
-        Ok(())
-    }
+/// After `io_uring_register(opcode, arg, nr)` on `ring` returned `ret`.
+#[cold]
+#[inline(never)]
+pub fn register(ring: *const IoUring, opcode: u32, arg: *const c_void, nr: u32, ret: i32) {
+    (hooks().register)(ring, opcode, arg, nr, ret);
 }
 
-#[cfg(test)]
-mod tests {
-    use super::Line;
-    use core::fmt::Write;
-
-    #[test]
-    fn line_truncates_on_char_boundaries_and_stays_terminated() {
-        let mut l = Line::<8>::new();
-        l.push("ab").push_u64(12);
-        assert_eq!(l.as_str(), "ab12");
-        assert_eq!(l.as_bytes_with_nul(), b"ab12\0");
-        write!(l, "xé!").unwrap();
-        // 7 bytes fit: "ab12x" + 'é' (2 bytes) = 7; '!' is dropped.
-        assert_eq!(l.as_str(), "ab12xé");
-        l.push("more");
-        assert_eq!(l.as_bytes_with_nul().last(), Some(&0));
-        assert_eq!(l.as_str(), "ab12xé");
-    }
-
-    #[test]
-    fn line_numbers() {
-        let mut l = Line::<64>::new();
-        l.push_u64(0).push(" ").push_u64(u64::MAX).push(" ").push_i64(-1).push(" ").push_i64(i64::MIN);
-        l.push(" ").push_hex(0x7ffff).push(" ").push_hex(0);
-        assert_eq!(l.as_str(), "0 18446744073709551615 -1 -9223372036854775808 0x7ffff 0x0");
-    }
+/// Before `io_uring_queue_exit` tears `ring` down.
+#[cold]
+#[inline(never)]
+pub fn exit(ring: *const IoUring) {
+    (hooks().exit)(ring);
 }

@@ -37,7 +37,9 @@ use crate::sys::{
 };
 
 /// Issues one register opcode, through the registered ring index when the
-/// kernel allows it (saves a file lookup).
+/// kernel allows it (saves a file lookup). Not inlined: one copy of the
+/// diagnostics hook serves every register call.
+#[inline(never)]
 pub unsafe fn do_register(ring: Ring, opcode: u32, arg: *const c_void, nr_args: u32) -> i32 {
     let (fd, opcode) = if ring.int_flags() & int_flags::REG_REG_RING != 0 {
         (ring.enter_ring_fd(), opcode | IORING_REGISTER_USE_REGISTERED_RING)
@@ -46,12 +48,17 @@ pub unsafe fn do_register(ring: Ring, opcode: u32, arg: *const c_void, nr_args: 
     };
     // fd -1 would make a ring-less ("blind") register call, which acts on
     // the whole task: a dead or fd-less ring must never reach the kernel.
-    if fd < 0 {
-        return -libc::EBADF;
+    let ret = if fd < 0 {
+        -libc::EBADF
+    } else {
+        // SAFETY: the kernel validates `arg` against `opcode` and `nr_args`;
+        // callers pass memory that lives for the duration of the call.
+        unsafe { sys::io_uring_register(fd, opcode, arg, nr_args) }
+    };
+    if crate::diag::on() {
+        crate::diag::register(ring.as_ptr(), opcode, arg, nr_args, ret);
     }
-    // SAFETY: the kernel validates `arg` against `opcode` and `nr_args`;
-    // callers pass memory that lives for the duration of the call.
-    unsafe { sys::io_uring_register(fd, opcode, arg, nr_args) }
+    ret
 }
 
 /// `io_uring_register_probe`.

@@ -185,6 +185,16 @@ impl<'a> Ring<'a> {
         core::ptr::NonNull::new(p).map(|ptr| Ring { ptr, _shared: core::marker::PhantomData })
     }
 
+    /// [`Ring::new`] for a pointer already known to be non-null.
+    ///
+    /// # Safety
+    /// As for [`Ring::new`], and `p` is not null.
+    #[inline(always)]
+    pub unsafe fn new_unchecked(p: *mut IoUring) -> Self {
+        // SAFETY: non-null per the contract.
+        Ring { ptr: unsafe { core::ptr::NonNull::new_unchecked(p) }, _shared: core::marker::PhantomData }
+    }
+
     /// A ring this thread owns outright (a local, or a test's).
     #[inline(always)]
     pub fn from_mut(r: &'a mut IoUring) -> Self {
