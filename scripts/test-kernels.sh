@@ -123,6 +123,11 @@ if [ -n "$peer" ]; then
     sets="rs peer"
 fi
 
+# The diagnostics library, which statically linked tests find only through
+# LIBURING_RS_DIAG_LIB.
+mkdir -p "$out/root/t/lib"
+cp "$B/lib/liburing-rs-diag.so.2.15" "$out/root/t/lib/" || die "build/lib/liburing-rs-diag.so.2.15 is missing"
+
 # --- The initramfs: busybox, the tests, the shared libraries they load, /init.
 root=$out/root
 mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
@@ -142,6 +147,7 @@ mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm
 ip link set lo up
 case \$(cat /proc/cmdline) in *lrs.probe*) echo "@@KT-PROBE"; poweroff -f ;; esac
 echo "@@KT-BEGIN \$(uname -r)"
+export LIBURING_RS_DIAG_LIB=/t/lib/liburing-rs-diag.so.2.15
 $(sed -n '/^#GUEST-RUN/,/^#GUEST-RUN-END/p' "$0")
 for s in $sets; do run_set \$s /t/\$s $ttime; done
 echo "@@KT-END"
@@ -216,6 +222,7 @@ for k in $kernels; do
     grep -aq '@@KT-END' "$log" || echo "$ver - guest-died 0 0 the guest stopped before the end" >>"$out/results"
 done
 host=$(uname -r | sed 's/-.*//')
+export LIBURING_RS_DIAG_LIB="$out/root/t/lib/liburing-rs-diag.so.2.15"
 for s in $sets; do
     run_set "$s" "$out/root/t/$s" "$ttime" >"$out/log/host-$s.log"
     grep -aoE '@@KT .*' "$out/log/host-$s.log" | sed "s|^@@KT |$host |" >>"$out/results"
