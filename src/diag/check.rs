@@ -224,6 +224,9 @@ pub fn sqe(rep: &mut Report, r: &mut Ring, flags: u32, b: &mut Batch, idx: u32, 
             None => line.u(op as u64).s(" is no opcode this kernel supports"),
         };
         line.end();
+        // The kernel refuses the request whatever its fields hold: one line
+        // says it all.
+        return;
     }
     // Opcodes newer than this library: nothing more we can judge.
     let Some(name) = name else { return };
