@@ -4,14 +4,23 @@ use core::ffi::{c_uint, c_void};
 use core::ptr;
 
 use super::EINVAL;
-use crate::ring::{probe, setup, IoUring, IoUringCq, IoUringSq};
+use crate::ring::{probe, setup, IoUring, IoUringCq, IoUringSq, Ring};
 use crate::sys::{io_uring_params, io_uring_probe};
+
+/// Tells the diagnostics about a setup, and sends a watched ring's submits
+/// their way (the first setup is where the environment is read).
+fn after_setup(ring: Ring, entries: u32, flags: u32, ret: i32) {
+    crate::diag::setup(ring.as_ptr(), entries, flags, ret);
+    if ret >= 0 && crate::diag::on() {
+        setup::watch(ring);
+    }
+}
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_queue_init(entries: c_uint, ring: *mut IoUring, flags: c_uint) -> i32 {
     let ring = ring!(ring, EINVAL);
     let ret = setup::queue_init(entries, ring, flags);
-    crate::diag::setup(ring.as_ptr(), entries, flags, ret);
+    after_setup(ring, entries, flags, ret);
     ret
 }
 
@@ -25,7 +34,7 @@ pub unsafe extern "C" fn io_uring_queue_init_params(
     let p = arg!(p, EINVAL);
     let flags = p.flags;
     let ret = setup::queue_init_params(entries, ring, p);
-    crate::diag::setup(ring.as_ptr(), entries, flags, ret);
+    after_setup(ring, entries, flags, ret);
     ret
 }
 
@@ -41,7 +50,7 @@ pub unsafe extern "C" fn io_uring_queue_init_mem(
     let p = arg!(p, EINVAL);
     let flags = p.flags;
     let ret = setup::queue_init_mem(entries, ring, p, buf, buf_size);
-    crate::diag::setup(ring.as_ptr(), entries, flags, ret);
+    after_setup(ring, entries, flags, ret);
     ret
 }
 
@@ -57,7 +66,7 @@ pub unsafe extern "C" fn __io_uring_queue_init_params(
     let p = arg!(p, EINVAL);
     let flags = p.flags;
     let ret = setup::queue_init_params_raw(entries, ring, p, buf, buf_size);
-    crate::diag::setup(ring.as_ptr(), entries, flags, ret);
+    after_setup(ring, entries, flags, ret);
     ret
 }
 
@@ -66,7 +75,7 @@ pub unsafe extern "C" fn io_uring_queue_mmap(fd: i32, p: *mut io_uring_params, r
     let ring = ring!(ring, EINVAL);
     let p = arg!(p, EINVAL);
     let ret = setup::queue_mmap(fd, p, ring);
-    crate::diag::setup(ring.as_ptr(), p.sq_entries, p.flags, ret);
+    after_setup(ring, p.sq_entries, p.flags, ret);
     ret
 }
 

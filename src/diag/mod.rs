@@ -26,9 +26,11 @@
 //!
 //! Cost when off: the environment is read once, at the first ring setup.
 //! Until then and afterwards, with neither variable set, [`gate`] is 1 and
-//! the queue calls fold it into their NULL check (`ring < gate()`), so the
-//! hot path gains no instruction. Turned on, the gate becomes `usize::MAX`
-//! and every queue call takes the diagnostic path.
+//! the wait and peek calls fold it into their NULL check (`ring <
+//! gate()`). Turned on, the gate becomes `usize::MAX` and every such call
+//! takes the diagnostic path; rings set up from then on also carry
+//! `RING_SLOW`, which sends their submits through the general path and its
+//! hook, so the submit fast path gains no instruction.
 //!
 //! What is seen: SQEs are read at submit, before the kernel sees them. CQEs
 //! are read at every library call, from the last one traced up to the

@@ -5,7 +5,7 @@ use core::ffi::c_void;
 use core::ptr;
 use core::sync::atomic::{fence, Ordering};
 
-use super::types::{int_flags, Ring, RING_DEAD};
+use super::types::{int_flags, Ring, RING_SLOW};
 use super::{cqe_shift, load_acquire, load_relaxed, sqe_shift, store_release};
 use crate::sys::{
     self, __kernel_timespec, io_uring_cqe, io_uring_getevents_arg, io_uring_reg_wait,
@@ -131,10 +131,18 @@ fn enter(ring: Ring, submit: u32, wait_nr: u32, flags: u32, arg: *const c_void, 
 }
 
 /// The general submit: any ring, including SQPOLL and SQ_REWIND ones, and
-/// the dead ring.
+/// those marked RING_SLOW (dead, or watched by the diagnostics).
 #[cold]
 #[inline(never)]
 fn submit_general(ring: Ring, wait_nr: u32, getevents: bool) -> i32 {
+    if crate::diag::on() {
+        let call = crate::diag::Call::Submit;
+        return crate::diag::call(ring.as_ptr(), call, || submit_checked(ring, wait_nr, getevents));
+    }
+    submit_checked(ring, wait_nr, getevents)
+}
+
+fn submit_checked(ring: Ring, wait_nr: u32, getevents: bool) -> i32 {
     if ring.is_dead() {
         return -libc::EBADF;
     }
@@ -156,7 +164,7 @@ fn submit_general(ring: Ring, wait_nr: u32, getevents: bool) -> i32 {
 /// just whether there is anything to submit or reap.
 #[inline(always)]
 fn submit_inner(ring: Ring, wait_nr: u32, getevents: bool) -> i32 {
-    if ring.flags() & (IORING_SETUP_SQPOLL | IORING_SETUP_SQ_REWIND | RING_DEAD) != 0 {
+    if ring.flags() & (IORING_SETUP_SQPOLL | IORING_SETUP_SQ_REWIND | RING_SLOW) != 0 {
         return submit_general(ring, wait_nr, getevents);
     }
     let tail = ring.sq_sqe_tail();
@@ -165,7 +173,7 @@ fn submit_inner(ring: Ring, wait_nr: u32, getevents: bool) -> i32 {
     // than testing for it.
     ring.set_sq_sqe_head(tail);
     // SAFETY: ktail points into the live SQ ring (not the dead ring's
-    // read-only words: RING_DEAD took the general path). Release orders the
+    // read-only words: RING_SLOW took the general path). Release orders the
     // SQE stores before the tail becomes visible.
     unsafe { store_release(ring.sq_ktail(), tail) };
     // SAFETY: khead points into the live SQ ring.

@@ -488,6 +488,13 @@ pub fn queue_init_mem(
     init_preferring_no_sqarray(entries, ring, p, buf, buf_size)
 }
 
+/// Sends the ring's submits through the general path, where the
+/// diagnostics see them (see [`super::types::RING_SLOW`]). Called right
+/// after a successful setup, while the setup is still exclusive.
+pub fn watch(ring: Ring) {
+    ring.set_flags(ring.flags() | super::types::RING_SLOW);
+}
+
 /// `io_uring_queue_exit`: unmaps, unregisters and closes whatever the ring
 /// owns, and leaves it dead. An exclusive call (see [`Ring`]).
 pub fn queue_exit(ring: Ring) {

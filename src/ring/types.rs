@@ -289,6 +289,7 @@ ring_getters! {
 }
 
 ring_setters! {
+    set_flags: u32 = flags;
     set_sq_sqe_head: u32 = sq.sqe_head;
     set_sq_sqe_tail: u32 = sq.sqe_tail;
     set_ring_fd: i32 = ring_fd;
@@ -318,9 +319,11 @@ impl Ring<'_> {
 struct DeadWords([u32; 16]);
 static DEAD_WORDS: DeadWords = DeadWords([0; 16]);
 
-/// A `flags` bit no kernel flag uses, set only on the dead ring, so that the
-/// submit fast path's existing flags test routes it to the checked path.
-pub const RING_DEAD: u32 = 1 << 31;
+/// A `flags` bit no kernel flag uses, set on rings whose submits must leave
+/// the fast path: the dead ring, and rings the diagnostics watch. The submit
+/// fast path already tests `flags` for SQPOLL and SQ_REWIND; this bit rides
+/// along in the same test, so those rings cost the others nothing.
+pub const RING_SLOW: u32 = 1 << 31;
 
 impl IoUring {
     /// The state of a ring that owns nothing: after `io_uring_queue_exit`,
@@ -343,7 +346,7 @@ impl IoUring {
         r.cq.kring_entries = w;
         r.cq.koverflow = w;
         r.cq.cqes = w as *mut io_uring_cqe;
-        r.flags = RING_DEAD;
+        r.flags = RING_SLOW;
         r
     }
 
