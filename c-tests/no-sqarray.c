@@ -30,7 +30,7 @@ static void check_sq_array(struct io_uring *ring, unsigned params_flags,
 {
 	CHECK(!(params_flags & IORING_SETUP_NO_SQARRAY),
 	      "%s: params.flags keeps NO_SQARRAY", what);
-	CHECK(ring->flags == params_flags, "%s: ring.flags %#x != params %#x",
+	CHECK(tu_ring_flags(ring) == params_flags, "%s: ring.flags %#x != params %#x",
 	      what, ring->flags, params_flags);
 	CHECK(ring->sq.array != NULL, "%s: no sq.array", what);
 	for (unsigned i = 0; i < ring->sq.ring_entries; i++)
@@ -121,8 +121,8 @@ int main(int argc, char *argv[])
 	} else {
 		CHECK(p.flags & IORING_SETUP_NO_SQARRAY,
 		      "liburing did not pick NO_SQARRAY on a kernel that has it");
-		CHECK(ring.flags == p.flags, "ring.flags %#x != params.flags %#x",
-		      ring.flags, p.flags);
+		CHECK(tu_ring_flags(&ring) == p.flags,
+		      "ring.flags %#x != params.flags %#x", ring.flags, p.flags);
 	}
 	exercise(&ring, "default ring");
 	io_uring_queue_exit(&ring);
@@ -131,7 +131,7 @@ int main(int argc, char *argv[])
 	ret = io_uring_queue_init(8, &ring, 0);
 	CHECK_EQ(ret, 0, "queue_init(0)");
 	if (!have_flag)
-		check_sq_array(&ring, ring.flags, "queue_init ring");
+		check_sq_array(&ring, tu_ring_flags(&ring), "queue_init ring");
 	else
 		CHECK(ring.flags & IORING_SETUP_NO_SQARRAY,
 		      "queue_init did not pick NO_SQARRAY");

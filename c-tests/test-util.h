@@ -164,6 +164,13 @@ static inline int tu_lacks_before(int major, int minor, const char *feature)
 	return 1;
 }
 
+/*
+ * A ring's setup flags. While LIBURING_RS_TRACE or LIBURING_RS_CHECK is on,
+ * liburing-rs keeps bit 31 of ring->flags set, to send the ring's submits
+ * past its diagnostics; no kernel setup flag uses that bit.
+ */
+#define tu_ring_flags(ring) ((ring)->flags & ~(1U << 31))
+
 /* Monotonic clock in nanoseconds. */
 static inline long long tu_now_ns(void)
 {
