@@ -29,6 +29,8 @@ ABI     := abi/liburing-2.15-symbols.tsv
 # anyway, the shared one exports them beside the table's symbols.
 EXTRA_NODE := LIBURING_2.15
 EXTRA_SYMS := __io_uring_queue_init_params io_uring_unmap_rings
+# liburing-rs's own exports, in their own version node URING_RS_1.0.
+RS_SYMS := liburing_rs_ring_engine
 
 SO      := $(B)/lib/liburing.so.$(VERSION)
 FFI_SO  := $(B)/lib/liburing-ffi.so.$(VERSION)
@@ -51,13 +53,13 @@ lib: $(SO) $(FFI_SO) $(A) $(FFI_A) $(PCS)
 $(RUSTLIB): FORCE
 	$(CARGO) build --release
 
-$(B)/liburing.map: $(ABI) scripts/gen-map.sh
+$(B)/liburing.map: $(ABI) scripts/gen-map.sh Makefile
 	@mkdir -p $(B)
-	sh scripts/gen-map.sh $(ABI) liburing.so.2 $(EXTRA_NODE) $(EXTRA_SYMS) > $@
+	URING_RS_SYMS="$(RS_SYMS)" sh scripts/gen-map.sh $(ABI) liburing.so.2 $(EXTRA_NODE) $(EXTRA_SYMS) > $@
 
-$(B)/liburing-ffi.map: $(ABI) scripts/gen-map.sh
+$(B)/liburing-ffi.map: $(ABI) scripts/gen-map.sh Makefile
 	@mkdir -p $(B)
-	sh scripts/gen-map.sh $(ABI) liburing-ffi.so.2 $(EXTRA_NODE) $(EXTRA_SYMS) > $@
+	URING_RS_SYMS="$(RS_SYMS)" sh scripts/gen-map.sh $(ABI) liburing-ffi.so.2 $(EXTRA_NODE) $(EXTRA_SYMS) > $@
 
 $(B)/ffi.o: src/ffi.c $(HEADERS)
 	@mkdir -p $(B)
@@ -79,15 +81,15 @@ $(FFI_SO): $(RUSTLIB) $(B)/ffi.o $(B)/liburing-ffi.map
 # (our code plus the parts of core it uses) linked with --gc-sections from
 # the exported symbols, then every other global made local. Users get no
 # stray Rust symbols to collide with, and nothing that needs an unwinder.
-$(B)/liburing.syms: $(ABI)
+$(B)/liburing.syms: $(ABI) Makefile
 	@mkdir -p $(B)
 	awk -F '\t' '$$3 == "liburing.so.2" { print $$1 }' $(ABI) > $@
-	for s in $(EXTRA_SYMS); do echo $$s; done >> $@
+	for s in $(EXTRA_SYMS) $(RS_SYMS); do echo $$s; done >> $@
 
-$(B)/liburing-ffi.syms: $(ABI)
+$(B)/liburing-ffi.syms: $(ABI) Makefile
 	@mkdir -p $(B)
 	awk -F '\t' '$$3 == "liburing-ffi.so.2" { print $$1 }' $(ABI) > $@
-	for s in $(EXTRA_SYMS); do echo $$s; done >> $@
+	for s in $(EXTRA_SYMS) $(RS_SYMS); do echo $$s; done >> $@
 
 $(B)/liburing.o: $(RUSTLIB) $(B)/liburing.syms
 	$(LD) -r -o $@.tmp --whole-archive $(RUSTLIB) --no-whole-archive --gc-sections \

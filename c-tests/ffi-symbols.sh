@@ -18,6 +18,8 @@ so=${LIBURING_LIB_DIR:-$top/build/lib}/$lib
 table=$top/abi/liburing-2.15-symbols.tsv
 # Exported on purpose beyond the table (see Makefile EXTRA_SYMS).
 allowed_extra="__io_uring_queue_init_params io_uring_unmap_rings"
+# liburing-rs's own exports (Makefile RS_SYMS): required, in node URING_RS_1.0.
+rs_syms="liburing_rs_ring_engine"
 
 if ! command -v readelf >/dev/null 2>&1; then
     echo "$lib: SKIP: readelf not installed" >&2
@@ -36,8 +38,11 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # Expected "name@@NODE" lines.
-awk -F'\t' -v lib="$lib" 'NR > 1 && $3 == lib { print $1 "@@" $2 }' "$table" |
-    sort -u >"$tmp/want"
+{
+    awk -F'\t' -v lib="$lib" 'NR > 1 && $3 == lib { print $1 "@@" $2 }' "$table"
+    # A reference build of upstream liburing has none of our own exports.
+    [ -n "${LIBURING_LIB_DIR:-}" ] || for s in $rs_syms; do echo "$s@@URING_RS_1.0"; done
+} | sort -u >"$tmp/want"
 nwant=$(wc -l <"$tmp/want")
 if [ "$nwant" -eq 0 ]; then
     echo "$lib: FAIL: the table has no rows for $lib" >&2
@@ -48,7 +53,7 @@ fi
 # Version-definition entries (name == node, ABS) are not functions: dropped.
 readelf --dyn-syms --wide "$so" |
     awk '$1 ~ /^[0-9]+:$/ && $7 != "UND" && ($5 == "GLOBAL" || $5 == "WEAK") {
-            if ($7 == "ABS" && $8 ~ /^LIBURING_[0-9.]+$/) next
+            if ($7 == "ABS" && $8 ~ /^(LIBURING|URING_RS)_[0-9.]+$/) next
             print $8 }' |
     awk -F'@' '{ if (NF >= 3 && $1 == $3) next; print }' |
     sort -u >"$tmp/have"

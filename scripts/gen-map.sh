@@ -34,3 +34,8 @@ END {
         else printf "} LIBURING_2.%d;\n\n", m - 1
     }
 }' "$table"
+if [ -n "${URING_RS_SYMS:-}" ]; then
+    printf 'URING_RS_1.0 {\n\tglobal:\n'
+    for s in $URING_RS_SYMS; do printf '\t\t%s;\n' "$s"; done
+    printf '};\n'
+fi

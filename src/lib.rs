@@ -3,7 +3,8 @@
 //! The crate is split into three rooms (see `docs/ARCHITECTURE.md`):
 //! - [`sys`]: the kernel interface (structs, constants, raw syscalls);
 //! - [`ring`]: the ring logic (setup, submission, completion, registration);
-//! - [`capi`]: the exported C surface, thin shims over [`ring`].
+//! - [`capi`]: the exported C surface, thin shims over [`ring`];
+//! - [`engine`]: io_uring in userspace, for where the kernel's is blocked.
 //!
 //! The shipped libraries are built with `panic = "abort"` (see Cargo.toml);
 //! then the crate needs nothing but `core` and `libc`, never unwinds across
@@ -11,7 +12,10 @@
 #![cfg_attr(panic = "abort", no_std)]
 #![allow(clippy::missing_safety_doc)]
 
+extern crate alloc;
+
 pub mod capi;
+pub mod engine;
 pub mod ring;
 pub mod sys;
 

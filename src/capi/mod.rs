@@ -27,6 +27,7 @@ macro_rules! arg {
 /// `-EINVAL` as liburing's functions return it.
 pub(crate) const EINVAL: i32 = -libc::EINVAL;
 
+mod engine;
 mod queue;
 mod register;
 mod setup;

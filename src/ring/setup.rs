@@ -169,7 +169,7 @@ pub fn mmap_rings(fd: i32, p: &io_uring_params, sq: &mut IoUringSq, cq: &mut IoU
         // SAFETY: a fresh shared mapping of the ring fd at a kernel-defined
         // offset; no existing memory is touched.
         unsafe {
-            sys::mmap(
+            crate::engine::mmap(
                 ptr::null_mut(),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
@@ -257,6 +257,7 @@ pub fn queue_mmap(fd: i32, p: &io_uring_params, ring: &mut IoUring) -> i32 {
     *ring = IoUring::empty();
     let ret = mmap_rings(fd, p, &mut ring.sq, &mut ring.cq);
     if ret == 0 {
+        ring.int_flags |= crate::engine::int_flag(fd);
         ring.flags = p.flags;
         ring.features = p.features;
         ring.ring_fd = fd;
@@ -297,7 +298,7 @@ pub fn queue_init_params_raw(
     }
 
     // SAFETY: `p` is a valid, exclusively borrowed io_uring_params.
-    let fd = unsafe { sys::io_uring_setup(entries, p) };
+    let fd = unsafe { crate::engine::io_uring_setup(entries, p) };
     if fd < 0 {
         release_memory(ring);
         *ring = IoUring::empty();
@@ -309,8 +310,7 @@ pub fn queue_init_params_raw(
     } else {
         let ret = mmap_rings(fd, p, &mut ring.sq, &mut ring.cq);
         if ret != 0 {
-            // SAFETY: fd is the ring we just created and nothing else holds it.
-            unsafe { sys::close(fd) };
+            crate::engine::close(fd);
             *ring = IoUring::empty();
             return ret;
         }
@@ -320,6 +320,7 @@ pub fn queue_init_params_raw(
 
     ring.features = p.features;
     ring.flags = p.flags;
+    ring.int_flags |= crate::engine::int_flag(fd);
     ring.enter_ring_fd = fd;
     if p.flags & IORING_SETUP_REGISTERED_FD_ONLY != 0 {
         ring.ring_fd = -1;
@@ -389,8 +390,7 @@ pub fn queue_exit(ring: &mut IoUring) {
         super::register::unregister_ring_fd(ring);
     }
     if ring.ring_fd >= 0 {
-        // SAFETY: the ring owns ring_fd.
-        unsafe { sys::close(ring.ring_fd) };
+        crate::engine::close(ring.ring_fd);
     }
     *ring = IoUring::empty();
 }
