@@ -18,7 +18,15 @@
 
 /* What the engine implements (and so what its probe must say). */
 static const int engine_ops[] = {
-	IORING_OP_NOP,
+	IORING_OP_NOP, IORING_OP_READV, IORING_OP_WRITEV, IORING_OP_FSYNC,
+	IORING_OP_READ_FIXED, IORING_OP_WRITE_FIXED, IORING_OP_SYNC_FILE_RANGE,
+	IORING_OP_ASYNC_CANCEL, IORING_OP_FALLOCATE, IORING_OP_OPENAT,
+	IORING_OP_CLOSE, IORING_OP_FILES_UPDATE, IORING_OP_STATX, IORING_OP_READ,
+	IORING_OP_WRITE, IORING_OP_FADVISE, IORING_OP_MADVISE, IORING_OP_OPENAT2,
+	IORING_OP_EPOLL_CTL, IORING_OP_SPLICE, IORING_OP_TEE, IORING_OP_RENAMEAT,
+	IORING_OP_UNLINKAT, IORING_OP_MKDIRAT, IORING_OP_SYMLINKAT, IORING_OP_LINKAT,
+	IORING_OP_FSETXATTR, IORING_OP_SETXATTR, IORING_OP_FGETXATTR,
+	IORING_OP_GETXATTR, IORING_OP_FTRUNCATE,
 };
 
 static int kernel_ok;
@@ -182,7 +190,7 @@ static void test_nops(unsigned flags)
 		CHECK_EQ(io_uring_submit(&ring), 8, "submit");
 		n = tu_reap(&ring, cqes, 7);
 		CHECK_EQ(n, 7, "CQEs");
-		CHECK(tu_quiet(&ring) || round, "CQE for a skipped success");
+		CHECK(round || tu_quiet(&ring), "CQE for a skipped success");
 		for (i = 0; i < n; i++) {
 			switch (cqes[i].user_data) {
 			case 7:

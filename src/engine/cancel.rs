@@ -5,8 +5,94 @@ use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
 
 use super::ctx::Ctx;
-use super::req::{self, fail_chain, rf, st, Mode, ReqPtr};
+use super::opdef::{OpDef, BASE};
+use super::req::{self, fail_chain, rf, st, Issued, Mode, OpData, Req, ReqPtr};
 use super::{io_wq, reactor};
+use crate::sys::*;
+
+const CANCEL_FLAGS: u32 = IORING_ASYNC_CANCEL_ALL
+    | IORING_ASYNC_CANCEL_FD
+    | IORING_ASYNC_CANCEL_ANY
+    | IORING_ASYNC_CANCEL_FD_FIXED
+    | IORING_ASYNC_CANCEL_USERDATA
+    | IORING_ASYNC_CANCEL_OP;
+
+/// What an ASYNC_CANCEL (or a sync cancel) looks for.
+#[derive(Clone, Copy)]
+pub(crate) struct CancelData {
+    flags: u32,
+    user_data: u64,
+    /// (fixed, fd) of the file, for IORING_ASYNC_CANCEL_FD.
+    file: (bool, i32),
+    opcode: u8,
+}
+
+impl CancelData {
+    /// The kernel's io_cancel_req_match.
+    fn matches(&self, r: &Req) -> bool {
+        let f = self.flags;
+        if f & IORING_ASYNC_CANCEL_ANY != 0 {
+            return true;
+        }
+        if f & IORING_ASYNC_CANCEL_FD != 0 {
+            let timeout = matches!(r.sqe.opcode, IORING_OP_TIMEOUT | IORING_OP_LINK_TIMEOUT);
+            if timeout || (r.sqe.has(IOSQE_FIXED_FILE), r.sqe.fd) != self.file {
+                return false;
+            }
+        }
+        if f & IORING_ASYNC_CANCEL_OP != 0 && r.sqe.opcode != self.opcode {
+            return false;
+        }
+        let by_data = f & IORING_ASYNC_CANCEL_USERDATA != 0 || f & (IORING_ASYNC_CANCEL_FD | IORING_ASYNC_CANCEL_OP) == 0;
+        !by_data || r.sqe.user_data == self.user_data
+    }
+}
+
+fn prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
+    let s = &r.sqe;
+    if s.off != 0 || s.file_index != 0 {
+        return Err(-libc::EINVAL);
+    }
+    let f = s.op_flags;
+    if f & !CANCEL_FLAGS != 0 {
+        return Err(-libc::EINVAL);
+    }
+    if f & IORING_ASYNC_CANCEL_ANY != 0 && f & (IORING_ASYNC_CANCEL_FD | IORING_ASYNC_CANCEL_OP) != 0 {
+        return Err(-libc::EINVAL);
+    }
+    let fixed = s.has(IOSQE_FIXED_FILE) || f & IORING_ASYNC_CANCEL_FD_FIXED != 0;
+    r.io = OpData::Cancel(CancelData { flags: f, user_data: s.addr, file: (fixed, s.fd), opcode: s.len as u8 });
+    Ok(())
+}
+
+/// Cancels what `cd` names: the count for ALL/ANY, else 0, -EALREADY or
+/// -ENOENT. A named fd must exist.
+pub(crate) fn cancel(ctx: &Ctx, cd: &CancelData, mode: Mode) -> i32 {
+    if cd.flags & IORING_ASYNC_CANCEL_FD != 0 {
+        let (fixed, fd) = cd.file;
+        // SAFETY: F_GETFD only inspects the descriptor table.
+        let ok = if fixed { ctx.rsrc.lock().file(fd as u32).is_some() } else { fd >= 0 && unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0 };
+        if !ok {
+            return -libc::EBADF;
+        }
+    }
+    let all = cd.flags & (IORING_ASYNC_CANCEL_ALL | IORING_ASYNC_CANCEL_ANY) != 0;
+    let (done, running) = cancel_where(ctx, |r| cd.matches(r), all, mode);
+    match (all, done, running) {
+        (true, d, r) => (d + r) as i32,
+        (false, 1.., _) => 0,
+        (false, 0, 1..) => -libc::EALREADY,
+        _ => -libc::ENOENT,
+    }
+}
+
+fn issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
+    // SAFETY: issue functions own their request.
+    let OpData::Cancel(cd) = unsafe { req.get() }.io else { unreachable!() };
+    Issued::Done(cancel(ctx, &cd, mode), 0)
+}
+
+pub(crate) const ASYNC_CANCEL: OpDef = OpDef { prep, issue, ..BASE };
 
 /// Takes a matched request from wherever it waits; true if we now own it.
 fn take(req: ReqPtr) -> bool {

@@ -13,7 +13,7 @@ use core::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 use super::os;
 use super::req::{ArmedList, Fifo};
 use super::rsrc::Rsrc;
-use super::sync::{futex_wake, Mutex};
+use super::lock::{futex_wake, Mutex};
 use crate::sys::{io_uring_cqe, io_uring_sqe, IORING_CQ_EVENTFD_DISABLED, IORING_SETUP_CQE32, IORING_SQ_CQ_OVERFLOW};
 
 /// Byte offsets inside the rings region, the kernel's `struct io_rings`.

@@ -8,7 +8,7 @@ use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use super::ctx::Ctx;
 use super::req::{self, st, Fifo, Mode, ReqPtr};
-use super::sync::{futex_wait, futex_wake, Mutex};
+use super::lock::{futex_wait, futex_wake, Mutex};
 use super::{os, table};
 
 const IDLE_NS: u64 = 3_000_000_000;
@@ -31,24 +31,37 @@ static WAKE: AtomicU32 = AtomicU32::new(0);
 /// Set when idle workers should leave now.
 static LEAVE: AtomicBool = AtomicBool::new(false);
 
-fn cap(p: &Pool) -> u32 {
-    if p.max[0] != 0 {
-        p.max[0]
+/// Default caps: bounded (file) work twice the CPUs; work that may block
+/// for good (pipes) gets more room on top.
+fn defaults() -> [u32; 2] {
+    let n = 2 * os::cpus();
+    [n, n.max(64)]
+}
+
+/// How many workers may exist to serve a request of this kind.
+fn cap(p: &Pool, unbounded: bool) -> u32 {
+    let d = defaults();
+    let b = if p.max[0] != 0 { p.max[0] } else { d[0] };
+    let u = if p.max[1] != 0 { p.max[1] } else { d[1] };
+    if unbounded {
+        b + u
     } else {
-        2 * os::cpus()
+        b
     }
 }
 
 /// Queues `req` for a worker. The request becomes findable (state QUEUED)
 /// before any worker can see it.
 pub(crate) fn enqueue(ctx: &Ctx, req: ReqPtr) {
+    // SAFETY: still ours until it is queued.
+    let unbounded = super::opdef::get(unsafe { req.get() }.sqe.opcode).unbounded;
     ctx.list(req, st::QUEUED);
     let (wake, spawn) = {
         let mut p = POOL.lock();
         p.queue.push(req);
         if p.idle > 0 {
             (true, false)
-        } else if p.workers < cap(&p) {
+        } else if p.workers < cap(&p, unbounded) {
             p.workers += 1;
             (false, true)
         } else {
@@ -220,11 +233,11 @@ pub(crate) fn idle_exit() {
 /// returns the previous ones in `vals`.
 pub(crate) fn set_max(vals: &mut [u32; 2]) {
     let mut p = POOL.lock();
-    let dflt = 2 * os::cpus();
-    let old = [if p.max[0] != 0 { p.max[0] } else { dflt }, if p.max[1] != 0 { p.max[1] } else { dflt }];
-    for i in 0..2 {
-        if vals[i] != 0 {
-            p.max[i] = vals[i];
+    let d = defaults();
+    let old = [if p.max[0] != 0 { p.max[0] } else { d[0] }, if p.max[1] != 0 { p.max[1] } else { d[1] }];
+    for (m, &v) in p.max.iter_mut().zip(vals.iter()) {
+        if v != 0 {
+            *m = v;
         }
     }
     *vals = old;

@@ -20,20 +20,28 @@
 //! | `io_wq.rs` | io-wq.c (worker pool) |
 //! | `reactor.rs` | poll.c's wait queues and the timeout hrtimers |
 
+mod advise;
 mod cancel;
 mod ctx;
+mod epoll;
 mod fork;
+mod fs;
 mod io_wq;
+mod lock;
 #[cfg(panic = "abort")]
 mod malloc;
 mod nop;
 mod opdef;
+mod openclose;
 mod os;
+mod path;
 mod reactor;
 mod register;
 mod req;
 mod rsrc;
+mod rw;
 mod setup;
+mod splice;
 mod sqe;
 mod submit;
 mod sync;
@@ -41,6 +49,7 @@ mod table;
 mod timeout;
 mod wait;
 mod waiter;
+mod xattr;
 
 use core::ffi::c_void;
 use core::sync::atomic::Ordering;

@@ -29,6 +29,9 @@ pub(crate) struct OpDef {
     pub ioprio: bool,
     /// Accepts IOSQE_BUFFER_SELECT.
     pub buffer_select: bool,
+    /// May block indefinitely (pipes): counted against the unbounded worker
+    /// cap rather than the bounded one.
+    pub unbounded: bool,
 }
 
 pub(crate) fn stable(_: &mut Req) -> Result<(), i32> {
@@ -48,6 +51,7 @@ pub(crate) const BASE: OpDef = OpDef {
     force_async: false,
     ioprio: false,
     buffer_select: false,
+    unbounded: false,
 };
 
 const N: usize = IORING_OP_LAST as usize;
@@ -55,6 +59,36 @@ const N: usize = IORING_OP_LAST as usize;
 static TABLE: [Option<OpDef>; N] = {
     let mut t: [Option<OpDef>; N] = [None; N];
     t[IORING_OP_NOP as usize] = Some(super::nop::NOP);
+    t[IORING_OP_READ as usize] = Some(super::rw::RW_BUFSEL);
+    t[IORING_OP_READV as usize] = Some(super::rw::RW_BUFSEL);
+    t[IORING_OP_WRITE as usize] = Some(super::rw::RW);
+    t[IORING_OP_WRITEV as usize] = Some(super::rw::RW);
+    t[IORING_OP_READ_FIXED as usize] = Some(super::rw::RW);
+    t[IORING_OP_WRITE_FIXED as usize] = Some(super::rw::RW);
+    t[IORING_OP_FSYNC as usize] = Some(super::sync::SYNC);
+    t[IORING_OP_SYNC_FILE_RANGE as usize] = Some(super::sync::SYNC);
+    t[IORING_OP_FALLOCATE as usize] = Some(super::sync::SYNC);
+    t[IORING_OP_FTRUNCATE as usize] = Some(super::sync::SYNC);
+    t[IORING_OP_FADVISE as usize] = Some(super::advise::FADVISE);
+    t[IORING_OP_MADVISE as usize] = Some(super::advise::MADVISE);
+    t[IORING_OP_OPENAT as usize] = Some(super::openclose::OPEN);
+    t[IORING_OP_OPENAT2 as usize] = Some(super::openclose::OPEN);
+    t[IORING_OP_CLOSE as usize] = Some(super::openclose::CLOSE);
+    t[IORING_OP_STATX as usize] = Some(super::fs::PATH_OP);
+    t[IORING_OP_RENAMEAT as usize] = Some(super::fs::PATH_OP);
+    t[IORING_OP_UNLINKAT as usize] = Some(super::fs::PATH_OP);
+    t[IORING_OP_MKDIRAT as usize] = Some(super::fs::PATH_OP);
+    t[IORING_OP_SYMLINKAT as usize] = Some(super::fs::PATH_OP);
+    t[IORING_OP_LINKAT as usize] = Some(super::fs::PATH_OP);
+    t[IORING_OP_GETXATTR as usize] = Some(super::xattr::XATTR);
+    t[IORING_OP_SETXATTR as usize] = Some(super::xattr::XATTR);
+    t[IORING_OP_FGETXATTR as usize] = Some(super::xattr::FXATTR);
+    t[IORING_OP_FSETXATTR as usize] = Some(super::xattr::FXATTR);
+    t[IORING_OP_SPLICE as usize] = Some(super::splice::SPLICE);
+    t[IORING_OP_TEE as usize] = Some(super::splice::SPLICE);
+    t[IORING_OP_ASYNC_CANCEL as usize] = Some(super::cancel::ASYNC_CANCEL);
+    t[IORING_OP_FILES_UPDATE as usize] = Some(super::rsrc::FILES_UPDATE);
+    t[IORING_OP_EPOLL_CTL as usize] = Some(super::epoll::EPOLL_CTL);
     t
 };
 

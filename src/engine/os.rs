@@ -128,6 +128,27 @@ pub(crate) fn copy_from_user(dst: *mut u8, src: u64, len: usize) -> Result<(), i
     }
 }
 
+/// Copies a NUL-terminated string of at most `max` bytes (NUL included)
+/// from caller memory, a page at a time so a string ending just before an
+/// unmapped page is fine. Err(-ENAMETOOLONG) when no NUL comes in time.
+pub(crate) fn copy_str_from_user(src: u64, max: usize) -> Result<alloc::vec::Vec<u8>, i32> {
+    let page = crate::ring::page_size() as u64;
+    let mut out = alloc::vec::Vec::new();
+    let mut at = src;
+    while out.len() < max {
+        let chunk = ((page - at % page) as usize).min(max - out.len());
+        let old = out.len();
+        out.resize(old + chunk, 0);
+        copy_from_user(out[old..].as_mut_ptr(), at, chunk)?;
+        if let Some(i) = out[old..].iter().position(|&b| b == 0) {
+            out.truncate(old + i + 1);
+            return Ok(out);
+        }
+        at += chunk as u64;
+    }
+    Err(-libc::ENAMETOOLONG)
+}
+
 /// Copies `len` bytes from `src` into caller memory at `dst`, with the
 /// same checks as [`copy_from_user`].
 pub(crate) fn copy_to_user(dst: u64, src: *const u8, len: usize) -> Result<(), i32> {

@@ -9,7 +9,7 @@ use core::sync::atomic::Ordering;
 
 use super::ctx::Ctx;
 use super::req::{self, rf, st, Mode, ReqPtr};
-use super::sync::Mutex;
+use super::lock::Mutex;
 use super::{os, table};
 
 const TAG_WAKE: u64 = 1;
@@ -247,7 +247,7 @@ fn insert_timer(s: &mut State, r: ReqPtr, at: u64) {
 }
 
 /// The timer list, locked (link timeouts change state under it).
-pub(crate) struct Timers(super::sync::Guard<'static, State>);
+pub(crate) struct Timers(super::lock::Guard<'static, State>);
 
 pub(crate) fn lock_timers() -> Timers {
     Timers(R.lock())

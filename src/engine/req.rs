@@ -50,8 +50,6 @@ pub(crate) mod rf {
     pub const EPOLLED: u32 = 1 << 4;
     /// Went through its first issue (IOSQE_ASYNC punt, link timeout).
     pub const ISSUED: u32 = 1 << 5;
-    /// A short result counts as failure for the chain (read/write, splice).
-    pub const SHORT_FAILS: u32 = 1 << 6;
     /// A count-based or multishot op that the chain must not outlive.
     pub const MULTISHOT: u32 = 1 << 7;
     /// Heads a chain that waits behind a drain barrier (IOSQE_IO_DRAIN).
@@ -131,6 +129,13 @@ pub(crate) enum OpData {
     None,
     /// The second half of a big CQE (NOP with IORING_NOP_CQE32).
     Big([u64; 2]),
+    /// An epoll_event copied at submission (EPOLL_CTL).
+    Event([u64; 2]),
+    Rw(super::rw::RwData),
+    Open(super::openclose::OpenData),
+    Path(super::fs::PathData),
+    Xattr(super::xattr::XattrData),
+    Cancel(super::cancel::CancelData),
     Timeout(timeout::TimeoutData),
 }
 
@@ -194,19 +199,19 @@ pub(crate) fn alloc(ctx: &Ctx, sqe: &Sqe, id: u64) -> ReqPtr {
 pub(crate) fn free(ctx: &Ctx, req: ReqPtr) {
     // SAFETY: the caller owns the request.
     let r = unsafe { req.get() };
-    if r.flags & rf::OWN_FILE != 0 {
-        os::close(r.file);
-        r.file = -1;
-    }
     if r.flags & rf::EPOLLED != 0 {
-        // The reactor may still hold this pointer from an event batch.
+        // The reactor may still hold this pointer from an event batch; it
+        // also unregisters the file before closing it.
         reactor::bury(req);
     } else {
+        if r.flags & rf::OWN_FILE != 0 {
+            os::close(r.file);
+        }
         // SAFETY: allocated by `alloc` through Box and owned by us.
         drop(unsafe { Box::from_raw(req.0.as_ptr()) });
     }
     if ctx.users.fetch_sub(1, Ordering::AcqRel) == 1 {
-        super::sync::futex_wake(&ctx.users, i32::MAX);
+        super::lock::futex_wake(&ctx.users, i32::MAX);
     }
 }
 

@@ -4,7 +4,9 @@
 use alloc::vec::Vec;
 
 use super::ctx::{Cqe, Ctx};
+use super::opdef::{OpDef, BASE};
 use super::os;
+use super::req::{Issued, Mode, Req, ReqPtr};
 use crate::sys::{
     io_uring_file_index_range, io_uring_rsrc_register, io_uring_rsrc_update, io_uring_rsrc_update2,
     IORING_REGISTER_FILES_SKIP, IORING_RSRC_REGISTER_SPARSE,
@@ -29,6 +31,9 @@ struct BufSlot {
 
 pub(crate) struct Rsrc {
     files: Option<Vec<Option<FileSlot>>>,
+    /// Bytes of registered buffers, counted against RLIMIT_MEMLOCK as the
+    /// kernel counts pinned pages.
+    locked: u64,
     alloc_lo: u32,
     alloc_hi: u32,
     alloc_hint: u32,
@@ -39,7 +44,7 @@ pub(crate) struct Rsrc {
 
 impl Rsrc {
     pub(crate) fn new() -> Rsrc {
-        Rsrc { files: None, alloc_lo: 0, alloc_hi: 0, alloc_hint: 0, bufs: None, tags: Vec::new() }
+        Rsrc { files: None, locked: 0, alloc_lo: 0, alloc_hi: 0, alloc_hint: 0, bufs: None, tags: Vec::new() }
     }
 
     /// The fd registered at `idx`.
@@ -347,9 +352,9 @@ pub(crate) fn register_alloc_range(ctx: &Ctx, arg: u64) -> i32 {
     if r.resv != 0 {
         return -libc::EINVAL;
     }
+    let Some(end) = r.off.checked_add(r.len) else { return -libc::EOVERFLOW };
     with_rsrc(ctx, |rs| {
-        let Some(len) = rs.files.as_ref().map(|t| t.len() as u64) else { return -libc::ENXIO };
-        if r.off as u64 + r.len as u64 > len {
+        if end as usize > rs.files.as_ref().map_or(0, |t| t.len()) {
             return -libc::EINVAL;
         }
         rs.alloc_lo = r.off;
@@ -381,6 +386,35 @@ fn read_iovecs(addr: u64, nr: u32) -> Result<Vec<libc::iovec>, i32> {
     Ok(v)
 }
 
+/// Whether the process may lock memory without limit (CAP_IPC_LOCK).
+fn ipc_lock_capable() -> bool {
+    // _LINUX_CAPABILITY_VERSION_3 and CAP_IPC_LOCK's bit.
+    const CAP_IPC_LOCK: u32 = 14;
+    let mut hdr = [0x2008_0522u32, 0];
+    let mut data = [0u32; 6];
+    // SAFETY: capget with a v3 header and room for two data structs.
+    let r = unsafe { libc::syscall(libc::SYS_capget, hdr.as_mut_ptr(), data.as_mut_ptr()) };
+    r == 0 && data[0] & (1 << CAP_IPC_LOCK) != 0
+}
+
+/// Bytes of whole pages a buffer pins.
+fn pinned(b: &BufSlot) -> u64 {
+    let page = crate::ring::page_size() as u64;
+    (b.addr + b.len).div_ceil(page) * page - b.addr / page * page
+}
+
+/// Accounts `add` more pinned bytes (which replace `drop` bytes), or
+/// refuses them as the kernel would: -ENOMEM over RLIMIT_MEMLOCK.
+fn account(rs: &mut Rsrc, add: u64, drop: u64) -> Result<(), i32> {
+    let limit = crate::sys::getrlimit(libc::RLIMIT_MEMLOCK as u32).map(|(soft, _)| soft).unwrap_or(u64::MAX);
+    let total = rs.locked - drop + add;
+    if total > rs.locked - drop && total > limit && !ipc_lock_capable() {
+        return Err(-libc::ENOMEM);
+    }
+    rs.locked = total;
+    Ok(())
+}
+
 fn register_buffers_common(ctx: &Ctx, iovs: u64, tags: u64, nr: u32, sparse: bool) -> i32 {
     if nr == 0 || nr > MAX_BUFFERS {
         return -libc::EINVAL;
@@ -408,9 +442,13 @@ fn register_buffers_common(ctx: &Ctx, iovs: u64, tags: u64, nr: u32, sparse: boo
             Err(e) => return e,
         }
     }
+    let bytes = table.iter().flatten().map(pinned).sum();
     with_rsrc(ctx, |rs| {
         if rs.bufs.is_some() {
             return -libc::EBUSY;
+        }
+        if let Err(e) = account(rs, bytes, 0) {
+            return e;
         }
         rs.bufs = Some(table);
         0
@@ -432,6 +470,7 @@ pub(crate) fn unregister_buffers(ctx: &Ctx) -> i32 {
                     rs.tags.push(Cqe::new(b.tag, 0, 0));
                 }
             }
+            rs.locked = 0;
             0
         }
     })
@@ -464,6 +503,11 @@ fn update_buffers(ctx: &Ctx, offset: u32, iovs: u64, tags: u64, nr: u32) -> i32 
                 Ok(s) => s,
                 Err(e) => return if done != 0 { done } else { e },
             };
+            let slot = &rs.bufs.as_ref().expect("checked above")[offset as usize + i];
+            let (add, drop) = (new.as_ref().map_or(0, pinned), slot.as_ref().map_or(0, pinned));
+            if let Err(e) = account(rs, add, drop) {
+                return if done != 0 { done } else { e };
+            }
             let old = core::mem::replace(&mut rs.bufs.as_mut().expect("checked above")[offset as usize + i], new);
             if let Some(o) = old.filter(|o| o.tag != 0) {
                 rs.tags.push(Cqe::new(o.tag, 0, 0));
@@ -495,3 +539,53 @@ pub(crate) fn install_fixed(ctx: &Ctx, fd: i32, slot: u32) -> i32 {
 pub(crate) fn close_fixed(ctx: &Ctx, slot: u32) -> i32 {
     with_rsrc(ctx, |rs| rs.remove(slot).map(|_| 0).unwrap_or_else(|e| e))
 }
+
+fn update_prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
+    if r.sqe.op_flags != 0 || r.sqe.file_index != 0 || r.sqe.len == 0 {
+        return Err(-libc::EINVAL);
+    }
+    Ok(())
+}
+
+/// IORING_OP_FILES_UPDATE: like IORING_REGISTER_FILES_UPDATE, or with
+/// IORING_FILE_INDEX_ALLOC, into free slots whose indexes are written back
+/// over the fds.
+fn update_issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
+    // SAFETY: issue functions own their request.
+    let s = unsafe { req.get() }.sqe;
+    if s.off as u32 != crate::sys::IORING_FILE_INDEX_ALLOC {
+        return Issued::Done(update_files(ctx, s.off as u32, s.addr, 0, s.len), 0);
+    }
+    if ctx.rsrc.lock().files.is_none() {
+        return Issued::Done(-libc::ENXIO, 0);
+    }
+    let mut done = 0;
+    let mut err = 0;
+    for i in 0..s.len as u64 {
+        let at = s.addr + i * 4;
+        let fd: i32 = match read_val(at) {
+            Ok(v) => v,
+            Err(e) => {
+                err = e;
+                break;
+            }
+        };
+        let slot = match take_file(fd) {
+            Ok(d) => install_fixed(ctx, d, crate::sys::IORING_FILE_INDEX_ALLOC),
+            Err(e) => e,
+        };
+        if slot < 0 {
+            err = slot;
+            break;
+        }
+        if let Err(e) = os::copy_to_user(at, &slot as *const i32 as *const u8, 4) {
+            close_fixed(ctx, slot as u32);
+            err = e;
+            break;
+        }
+        done += 1;
+    }
+    Issued::Done(if done != 0 { done } else { err }, 0)
+}
+
+pub(crate) const FILES_UPDATE: OpDef = OpDef { prep: update_prep, issue: update_issue, ..BASE };

@@ -4,7 +4,7 @@ use alloc::boxed::Box;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use super::ctx::{off, Ctx, Inner, Memory};
-use super::sync::Mutex;
+use super::lock::Mutex;
 use super::table::{self, RingRef};
 use super::{os, rsrc::Rsrc, submit::SubmitState};
 use crate::sys::*;
@@ -275,7 +275,7 @@ pub(crate) fn shutdown(r: RingRef) {
         if n == 0 {
             break;
         }
-        super::sync::futex_wait(&ctx.users, n, Some(os::now_ns() + 10_000_000));
+        super::lock::futex_wait(&ctx.users, n, Some(os::now_ns() + 10_000_000));
     }
     table::wait_sole(&r);
     drop(r);

@@ -1,115 +1,43 @@
-//! A futex mutex and futex waits: the engine's only blocking primitives.
+//! FSYNC, SYNC_FILE_RANGE, FALLOCATE, FTRUNCATE: always on a worker.
 
-use core::cell::UnsafeCell;
-use core::ops::{Deref, DerefMut};
-use core::sync::atomic::{AtomicU32, Ordering};
+use super::ctx::Ctx;
+use super::opdef::{OpDef, BASE};
+use super::req::{Issued, Mode, Req, ReqPtr};
+use super::os;
+use crate::sys::*;
 
-/// Sleeps while `*word == expected`, until woken or until the absolute
-/// CLOCK_MONOTONIC `deadline_ns` (if any). Returns 0, `-ETIMEDOUT`,
-/// `-EINTR` or `-EAGAIN` (the word had already changed).
-pub(crate) fn futex_wait(word: &AtomicU32, expected: u32, deadline_ns: Option<u64>) -> i32 {
-    let ts = deadline_ns.map(super::os::ns_to_timespec);
-    let tsp = ts.as_ref().map_or(core::ptr::null(), |t| t as *const libc::timespec);
-    // SAFETY: the futex word is a live AtomicU32; FUTEX_WAIT_BITSET reads
-    // it and an optional absolute timespec, nothing else.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAIT_BITSET | libc::FUTEX_PRIVATE_FLAG,
-            expected,
-            tsp,
-            core::ptr::null::<u32>(),
-            libc::FUTEX_BITSET_MATCH_ANY,
-        )
-    };
-    if r < 0 {
-        super::os::errno()
+fn prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
+    let s = &r.sqe;
+    let bad = s.buf_index != 0
+        || s.file_index != 0
+        || match s.opcode {
+            IORING_OP_FSYNC => s.addr != 0 || s.op_flags & !IORING_FSYNC_DATASYNC != 0,
+            IORING_OP_SYNC_FILE_RANGE => s.addr != 0,
+            IORING_OP_FALLOCATE => s.op_flags != 0,
+            _ => s.op_flags != 0 || s.addr != 0 || s.len != 0 || s.addr3 != 0,
+        };
+    if bad {
+        Err(-libc::EINVAL)
     } else {
-        0
+        Ok(())
     }
 }
 
-/// Wakes up to `n` threads sleeping on `word`.
-pub(crate) fn futex_wake(word: &AtomicU32, n: i32) {
-    // SAFETY: FUTEX_WAKE only uses the address as a key.
-    unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, n) };
-}
-
-/// A mutual-exclusion lock on a futex word: 0 free, 1 held, 2 held with
-/// sleepers.
-pub(crate) struct Mutex<T> {
-    state: AtomicU32,
-    data: UnsafeCell<T>,
-}
-
-// SAFETY: the lock hands out access to `data` to one thread at a time.
-unsafe impl<T: Send> Sync for Mutex<T> {}
-// SAFETY: as above.
-unsafe impl<T: Send> Send for Mutex<T> {}
-
-impl<T> Mutex<T> {
-    pub(crate) const fn new(v: T) -> Self {
-        Mutex { state: AtomicU32::new(0), data: UnsafeCell::new(v) }
-    }
-
-    #[inline]
-    pub(crate) fn lock(&self) -> Guard<'_, T> {
-        if self.state.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_err() {
-            self.lock_slow();
+fn issue(_: &Ctx, req: ReqPtr, _: Mode) -> Issued {
+    // SAFETY: issue functions own their request.
+    let r = unsafe { req.get() };
+    let (s, fd) = (r.sqe, r.file);
+    // SAFETY (every call): plain system calls on the request's fd.
+    let ret = unsafe {
+        match s.opcode {
+            IORING_OP_FSYNC if s.op_flags & IORING_FSYNC_DATASYNC != 0 => libc::fdatasync(fd),
+            IORING_OP_FSYNC => libc::fsync(fd),
+            IORING_OP_SYNC_FILE_RANGE => libc::sync_file_range(fd, s.off as i64, s.len as i64, s.op_flags),
+            IORING_OP_FALLOCATE => libc::fallocate(fd, s.len as i32, s.off as i64, s.addr as i64),
+            _ => libc::ftruncate(fd, s.off as i64),
         }
-        Guard { m: self }
-    }
-
-    #[cold]
-    fn lock_slow(&self) {
-        for _ in 0..64 {
-            if self.state.load(Ordering::Relaxed) == 0
-                && self.state.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_ok()
-            {
-                return;
-            }
-            core::hint::spin_loop();
-        }
-        while self.state.swap(2, Ordering::Acquire) != 0 {
-            futex_wait(&self.state, 2, None);
-        }
-    }
-
-    /// Forgets a lock state inherited through fork() from a thread that no
-    /// longer exists in this process.
-    ///
-    /// # Safety
-    /// Only in a freshly forked child, before any other thread exists.
-    pub(crate) unsafe fn reset_after_fork(&self) {
-        self.state.store(0, Ordering::Relaxed);
-    }
+    };
+    Issued::Done(os::cvt32(ret), 0)
 }
 
-pub(crate) struct Guard<'a, T> {
-    m: &'a Mutex<T>,
-}
-
-impl<T> Deref for Guard<'_, T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        // SAFETY: the guard proves the lock is held.
-        unsafe { &*self.m.data.get() }
-    }
-}
-
-impl<T> DerefMut for Guard<'_, T> {
-    fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: the guard proves the lock is held, and is borrowed mutably.
-        unsafe { &mut *self.m.data.get() }
-    }
-}
-
-impl<T> Drop for Guard<'_, T> {
-    #[inline]
-    fn drop(&mut self) {
-        if self.m.state.swap(0, Ordering::Release) == 2 {
-            futex_wake(&self.m.state, 1);
-        }
-    }
-}
+pub(crate) const SYNC: OpDef = OpDef { prep, issue, needs_file: true, force_async: true, ..BASE };

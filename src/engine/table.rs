@@ -10,7 +10,7 @@
 use core::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
 use super::ctx::Ctx;
-use super::sync::Mutex;
+use super::lock::Mutex;
 
 /// Engine rings live at once in one process.
 pub(crate) const MAX_RINGS: usize = 4096;

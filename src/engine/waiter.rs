@@ -9,7 +9,7 @@ use core::sync::atomic::{AtomicU32, Ordering};
 
 use super::ctx::Ctx;
 use super::os;
-use super::sync::futex_wait;
+use super::lock::futex_wait;
 
 /// pthread key of the calling thread's wake eventfd (value: fd + 1).
 static KEY: AtomicU32 = AtomicU32::new(u32::MAX);
