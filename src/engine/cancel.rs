@@ -112,6 +112,7 @@ fn detach(req: ReqPtr, was_queued: bool) {
         reactor::disarm_fd(r);
     } else {
         reactor::del_timer(req);
+        super::timeout::unlist_seq(r.ctx(), req);
     }
 }
 

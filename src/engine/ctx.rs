@@ -11,7 +11,7 @@ use alloc::collections::VecDeque;
 use core::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use super::os;
-use super::req::{ArmedList, Fifo};
+use super::req::{ArmedList, Fifo, Mode};
 use super::rsrc::Rsrc;
 use super::lock::{futex_wake, Mutex};
 use crate::sys::{io_uring_cqe, io_uring_sqe, IORING_CQ_EVENTFD_DISABLED, IORING_SETUP_CQE32, IORING_SQ_CQ_OVERFLOW};
@@ -82,6 +82,9 @@ pub(crate) struct Inner {
     pub cq_events: u32,
     /// Count-based timeouts, in order of their target sequence.
     pub seq_timeouts: alloc::vec::Vec<super::req::ReqPtr>,
+    /// Count-based timeouts whose count was reached, to complete once the
+    /// lock is dropped.
+    pub fired: alloc::vec::Vec<super::req::ReqPtr>,
 }
 
 pub(crate) struct Ctx {
@@ -123,6 +126,8 @@ pub(crate) struct Ctx {
     pub tw_pending: AtomicBool,
     /// Chains wait in `Inner::defer`.
     pub deferred_pending: AtomicBool,
+    /// Timeouts wait in `Inner::fired`.
+    pub fired_pending: AtomicBool,
     /// Tear-down has begun: new work is refused.
     pub dying: AtomicBool,
     /// Registered files and buffers.
@@ -155,6 +160,7 @@ impl Inner {
             task_work: VecDeque::new(),
             cq_events: 0,
             seq_timeouts: alloc::vec::Vec::new(),
+            fired: alloc::vec::Vec::new(),
         }
     }
 }
@@ -234,6 +240,10 @@ impl Ctx {
 
     /// Adds one CQE behind everything posted or overflowed before it.
     pub(crate) fn fill(&self, inner: &mut Inner, c: &Cqe) {
+        inner.cq_events = inner.cq_events.wrapping_add(1);
+        if !inner.seq_timeouts.is_empty() {
+            self.collect_seq_timeouts(inner);
+        }
         if !inner.overflow.is_empty() {
             self.flush_overflow_locked(inner);
         }
@@ -248,11 +258,21 @@ impl Ctx {
     }
 
     /// Publishes what `fill` wrote; returns how many new CQEs need a
-    /// notification (done by `notify` once the lock is dropped).
-    pub(crate) fn commit(&self, inner: &mut Inner) -> u32 {
+    /// notification (done by `notify` once the lock is dropped). A
+    /// registered eventfd is signalled first, so it is readable by the time
+    /// the CQEs are visible. `mode` is the posting thread's kind: an async
+    /// eventfd hears only of completions made on workers.
+    pub(crate) fn commit(&self, inner: &mut Inner, mode: Mode) -> u32 {
         let n = inner.pending_notify;
         if n != 0 {
             inner.pending_notify = 0;
+            let ev = self.evfd.load(Ordering::Acquire);
+            if ev & EVFD_PRESENT != 0
+                && (ev & EVFD_ASYNC == 0 || mode == Mode::Worker)
+                && self.word(off::CQ_FLAGS).load(Ordering::Relaxed) & IORING_CQ_EVENTFD_DISABLED == 0
+            {
+                os::eventfd_signal(ev as u32 as i32);
+            }
             self.word(off::CQ_TAIL).store(inner.cq_tail, Ordering::Release);
         }
         n
@@ -266,11 +286,12 @@ impl Ctx {
                 return;
             }
             self.flush_overflow_locked(&mut inner);
-            self.commit(&mut inner)
+            self.commit(&mut inner, Mode::Inline)
         };
         if n != 0 {
-            self.notify(false);
+            self.notify();
         }
+        self.run_fired(Mode::Inline);
     }
 
     pub(crate) fn overflow_pending(&self) -> bool {
@@ -278,7 +299,7 @@ impl Ctx {
     }
 
     /// Posts CQEs in order and wakes whoever waits for them.
-    pub(crate) fn post_all(&self, cqes: &[Cqe], from_async: bool) {
+    pub(crate) fn post_all(&self, cqes: &[Cqe], mode: Mode) {
         if cqes.is_empty() {
             return;
         }
@@ -287,25 +308,18 @@ impl Ctx {
             for c in cqes {
                 self.fill(&mut inner, c);
             }
-            self.commit(&mut inner)
+            self.commit(&mut inner, mode)
         };
         if n != 0 {
-            self.notify(from_async);
+            self.notify();
         }
+        self.run_fired(mode);
     }
 
-    /// Wakes waiters and signals the ring fd and the registered eventfd
-    /// after new CQEs became visible.
-    pub(crate) fn notify(&self, from_async: bool) {
-        self.wake_waiters();
+    /// Signals the ring fd and wakes waiters after new CQEs became visible.
+    pub(crate) fn notify(&self) {
         self.signal_fd();
-        let ev = self.evfd.load(Ordering::Acquire);
-        if ev & EVFD_PRESENT != 0
-            && (ev & EVFD_ASYNC == 0 || from_async)
-            && self.word(off::CQ_FLAGS).load(Ordering::Relaxed) & IORING_CQ_EVENTFD_DISABLED == 0
-        {
-            os::eventfd_signal(ev as u32 as i32);
-        }
+        self.wake_waiters();
     }
 
     /// Wakes every thread waiting in `enter` to look at the ring again.

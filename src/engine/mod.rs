@@ -35,6 +35,7 @@ mod opdef;
 mod openclose;
 mod os;
 mod path;
+mod poll;
 mod reactor;
 mod register;
 mod req;

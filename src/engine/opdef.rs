@@ -89,6 +89,11 @@ static TABLE: [Option<OpDef>; N] = {
     t[IORING_OP_ASYNC_CANCEL as usize] = Some(super::cancel::ASYNC_CANCEL);
     t[IORING_OP_FILES_UPDATE as usize] = Some(super::rsrc::FILES_UPDATE);
     t[IORING_OP_EPOLL_CTL as usize] = Some(super::epoll::EPOLL_CTL);
+    t[IORING_OP_POLL_ADD as usize] = Some(super::poll::POLL_ADD);
+    t[IORING_OP_POLL_REMOVE as usize] = Some(super::poll::POLL_REMOVE);
+    t[IORING_OP_TIMEOUT as usize] = Some(super::timeout::TIMEOUT);
+    t[IORING_OP_TIMEOUT_REMOVE as usize] = Some(super::timeout::TIMEOUT_REMOVE);
+    t[IORING_OP_LINK_TIMEOUT as usize] = Some(super::timeout::LINK_TIMEOUT);
     t
 };
 

@@ -158,10 +158,14 @@ fn ready(r: ReqPtr, events: u32) {
         return;
     }
     // SAFETY: we won the request's state: it is ours.
-    let ctx = unsafe { r.get() }.ctx();
+    let q = unsafe { r.get() };
+    let ctx = q.ctx();
     let _ring = table::hold(ctx);
-    let _ = events;
-    req::issue(ctx, r, Mode::Reactor);
+    if q.sqe.opcode == crate::sys::IORING_OP_POLL_ADD {
+        super::poll::event(ctx, r, events);
+    } else {
+        req::issue(ctx, r, Mode::Reactor);
+    }
 }
 
 /// Registers `req` (whose `file` is its own dup) to run again when its file
@@ -263,6 +267,11 @@ impl Timers {
     pub(crate) fn remove(&mut self, r: ReqPtr) -> bool {
         remove(&mut self.0, r)
     }
+
+    /// The first armed timer `pick` accepts.
+    pub(crate) fn find(&self, mut pick: impl FnMut(ReqPtr) -> bool) -> Option<ReqPtr> {
+        self.0.timers.iter().map(|t| t.1).find(|&r| pick(r))
+    }
 }
 
 fn remove(s: &mut State, r: ReqPtr) -> bool {
@@ -290,12 +299,23 @@ fn expire() {
         unsafe { libc::read(s.timerfd, buf.as_mut_ptr() as *mut core::ffi::c_void, 8) };
         s.armed_at = u64::MAX;
         let n = s.timers.partition_point(|t| t.0 <= now);
-        let due: Vec<ReqPtr> = s
-            .timers
-            .drain(..n)
-            .map(|t| t.1)
-            .filter(|r| r.state().compare_exchange(st::ARMED, st::IDLE, Ordering::AcqRel, Ordering::Acquire).is_ok())
-            .collect();
+        let mut due = Vec::new();
+        let mut arming = Vec::new();
+        for (_, r) in s.timers.drain(..n) {
+            // SAFETY: timers in the list are alive while the lock is held.
+            let link = unsafe { r.get() }.sqe.opcode == crate::sys::IORING_OP_LINK_TIMEOUT;
+            let to = if link { st::FIRING } else { st::IDLE };
+            match r.state().compare_exchange(st::ARMED, to, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => due.push(r),
+                // Still being armed by its issuer: fire it on the next tick.
+                Err(st::IDLE) => arming.push(r),
+                // A canceller owns it.
+                Err(_) => {}
+            }
+        }
+        for r in arming {
+            insert_timer(&mut s, r, now + TICK_NS);
+        }
         (due, s.watched.clone())
     };
     for r in due {

@@ -34,6 +34,8 @@ pub(crate) mod st {
     pub const ARMED: u32 = 3;
     /// Taken by a canceller, which completes it.
     pub const CANCELED: u32 = 4;
+    /// A link timeout whose timer fired: the reactor completes it.
+    pub const FIRING: u32 = 5;
 }
 
 /// Request flags (`Req::flags`).
@@ -50,8 +52,8 @@ pub(crate) mod rf {
     pub const EPOLLED: u32 = 1 << 4;
     /// Went through its first issue (IOSQE_ASYNC punt, link timeout).
     pub const ISSUED: u32 = 1 << 5;
-    /// A count-based or multishot op that the chain must not outlive.
-    pub const MULTISHOT: u32 = 1 << 7;
+    /// -ETIME is a success here (IORING_TIMEOUT_ETIME_SUCCESS).
+    pub const ETIME_OK: u32 = 1 << 7;
     /// Heads a chain that waits behind a drain barrier (IOSQE_IO_DRAIN).
     pub const DRAIN: u32 = 1 << 8;
 }
@@ -136,7 +138,11 @@ pub(crate) enum OpData {
     Path(super::fs::PathData),
     Xattr(super::xattr::XattrData),
     Cancel(super::cancel::CancelData),
+    /// The epoll mask a POLL_ADD waits for.
+    Poll(u32),
+    PollUpdate(super::poll::PollUpdate),
     Timeout(timeout::TimeoutData),
+    TimeoutRemove(timeout::TimeoutRemove),
 }
 
 pub(crate) struct Req {
@@ -265,7 +271,7 @@ impl Ctx {
             for tw in work {
                 match tw {
                     TaskWork::Complete(req, res, cflags) => complete(self, req, res, cflags, Mode::Inline),
-                    TaskWork::Cqe(c) => self.post_all(&[c], true),
+                    TaskWork::Cqe(c) => self.post_all(&[c], Mode::Inline),
                 }
             }
         }
@@ -276,13 +282,17 @@ impl Ctx {
         if mode.is_async() && self.defer_taskrun() {
             self.queue_task_work(TaskWork::Cqe(c));
         } else {
-            self.post_all(&[c], mode.is_async());
+            self.post_all(&[c], mode);
         }
     }
 
     /// Puts `req` on the armed list in state `state` (QUEUED or ARMED).
     pub(crate) fn list(&self, req: ReqPtr, state: u32) {
-        let mut inner = self.inner.lock();
+        self.list_locked(&mut self.inner.lock(), req, state);
+    }
+
+    /// `list` with the inner lock already held.
+    pub(crate) fn list_locked(&self, inner: &mut super::ctx::Inner, req: ReqPtr, state: u32) {
         // SAFETY: the caller owns the request until the state is published.
         let r = unsafe { req.get() };
         if r.flags & rf::LISTED == 0 {
@@ -324,7 +334,8 @@ pub(crate) fn complete(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode
     ctx.unlist(req);
     // SAFETY: the caller owns the request.
     let r = unsafe { req.get() };
-    let failed = res < 0 || r.flags & rf::FAIL != 0;
+    let etime_ok = res == -libc::ETIME && r.flags & rf::ETIME_OK != 0;
+    let failed = (res < 0 && !etime_ok) || r.flags & rf::FAIL != 0;
     let mut cqes = [Cqe::default(); 2];
     let mut n = 0;
     if !r.sqe.has(IOSQE_CQE_SKIP_SUCCESS) || failed {
@@ -340,7 +351,7 @@ pub(crate) fn complete(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode
             n += 1;
         }
     }
-    ctx.post_all(&cqes[..n], mode.is_async());
+    ctx.post_all(&cqes[..n], mode);
     let next = r.link.take();
     let hard = r.sqe.has(IOSQE_IO_HARDLINK);
     free(ctx, req);

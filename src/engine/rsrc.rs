@@ -126,7 +126,7 @@ fn read_val<T: Copy + Default>(addr: u64) -> Result<T, i32> {
 }
 
 fn post_tags(ctx: &Ctx, tags: Vec<Cqe>) {
-    ctx.post_all(&tags, false);
+    ctx.post_all(&tags, super::req::Mode::Inline);
 }
 
 /// Runs `f` on the ring's tables and then posts any tag CQEs it owed.

@@ -169,6 +169,7 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
         evfd: AtomicU64::new(0),
         tw_pending: AtomicBool::new(false),
         deferred_pending: AtomicBool::new(false),
+        fired_pending: AtomicBool::new(false),
         dying: AtomicBool::new(false),
         rsrc: Mutex::new(Rsrc::new()),
         sig_waiters: Mutex::new(alloc::vec::Vec::new()),

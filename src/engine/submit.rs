@@ -9,7 +9,7 @@ use super::opdef;
 use super::req::{self, fail_chain, queue_chain, rf, Mode, ReqPtr};
 use super::sqe::Sqe;
 use crate::sys::{
-    io_uring_sqe, IORING_OP_NOP, IORING_SETUP_SQE128, IORING_SETUP_SUBMIT_ALL, IOSQE_BUFFER_SELECT,
+    io_uring_sqe, IORING_OP_LINK_TIMEOUT, IORING_OP_NOP, IORING_SETUP_SQE128, IORING_SETUP_SUBMIT_ALL, IOSQE_BUFFER_SELECT,
     IOSQE_CQE_SKIP_SUCCESS, IOSQE_IO_DRAIN,
 };
 
@@ -60,7 +60,7 @@ struct Batch {
 impl Batch {
     fn flush(&mut self, ctx: &Ctx) {
         if self.n != 0 {
-            ctx.post_all(&self.cqes[..self.n], false);
+            ctx.post_all(&self.cqes[..self.n], Mode::Inline);
             self.n = 0;
         }
     }
@@ -149,7 +149,11 @@ fn submit_one(ctx: &Ctx, st: &mut SubmitState, sqe: &Sqe, chain: &mut Option<Cha
     st.next_id += 1;
     let req = req::alloc(ctx, sqe, id);
     let mut drain = false;
-    let ret = init(ctx, st, req, chain.is_some(), &mut drain);
+    let prev = chain.as_ref().map(|c| {
+        // SAFETY: the submitter owns the chain being assembled.
+        unsafe { c.last.get() }.sqe.opcode
+    });
+    let ret = init(ctx, st, req, prev, &mut drain);
     if drain {
         match chain {
             Some(c) => {
@@ -208,10 +212,11 @@ fn add_to_chain(chain: &mut Option<Chain>, req: ReqPtr, drain: bool) {
 }
 
 /// The kernel's checks at submission, then the op's own prep.
-fn init(ctx: &Ctx, st: &mut SubmitState, req: ReqPtr, in_chain: bool, drain: &mut bool) -> Result<(), i32> {
+fn init(ctx: &Ctx, st: &mut SubmitState, req: ReqPtr, prev: Option<u8>, drain: &mut bool) -> Result<(), i32> {
     // SAFETY: the submitter owns the new request.
     let r = unsafe { req.get() };
     let def = opdef::lookup(r.sqe.opcode).ok_or(-libc::EINVAL)?;
+    let in_chain = prev.is_some();
     let flags = r.sqe.flags;
     if flags & !SQE_VALID_FLAGS != 0 {
         return Err(-libc::EINVAL);
@@ -239,5 +244,11 @@ fn init(ctx: &Ctx, st: &mut SubmitState, req: ReqPtr, in_chain: bool, drain: &mu
         // No personalities can be registered on an engine ring.
         return Err(-libc::EINVAL);
     }
-    (def.prep)(ctx, r)
+    (def.prep)(ctx, r)?;
+    // A link timeout guards the request before it, which must exist and
+    // not be a link timeout itself.
+    if r.sqe.opcode == IORING_OP_LINK_TIMEOUT && prev.is_none_or(|p| p == IORING_OP_LINK_TIMEOUT) {
+        return Err(-libc::EINVAL);
+    }
+    Ok(())
 }
