@@ -35,24 +35,39 @@ for t in scripts/check-*.sh c-tests/*.sh; do
     report "$(basename "$t")" $st
 done
 
-# 3. C tests, each linked against the shared and against the static library.
+# 3. C tests, each linked against the shared and against the static library,
+# then (shared) on the userspace engine: once chosen with
+# LIBURING_RS_ENGINE=user, once by auto mode with io_uring blocked by
+# seccomp (EPERM and ENOSYS in turn; scripts/check-no-uring.sh built the
+# helper and skipped if seccomp is unavailable).
 tbin=$B/c-tests
 mkdir -p "$tbin"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+blocked=EPERM
+[ -x "$B/no-uring" ] && "$B/no-uring" EPERM true 2>/dev/null || blocked=
 for src in c-tests/*.c; do
     name=$(basename "$src" .c)
-    for kind in shared static; do
+    for kind in shared static engine blocked; do
         exe=$tbin/$name.$kind
-        if [ $kind = shared ]; then
-            link="-L$B/lib -luring -Wl,-rpath,$B/lib"
-        else
-            link="$B/lib/liburing.a"
+        run=
+        case $kind in
+        shared) link="-L$B/lib -luring -Wl,-rpath,$B/lib" ;;
+        static) link="$B/lib/liburing.a" ;;
+        engine) exe=$tbin/$name.shared; run="env LIBURING_RS_ENGINE=user" ;;
+        blocked)
+            exe=$tbin/$name.shared
+            if [ -z "$blocked" ]; then report "$name [blocked]" 77; continue; fi
+            run="$B/no-uring $blocked"
+            blocked=$([ $blocked = EPERM ] && echo ENOSYS || echo EPERM) ;;
+        esac
+        if [ $kind = shared ] || [ $kind = static ]; then
+            if ! $CC $CFLAGS_T -o "$exe" "$src" $link -lpthread 2>"$work/cc.log"; then
+                cat "$work/cc.log"; report "$name [$kind] (build)" 1; continue
+            fi
         fi
-        if ! $CC $CFLAGS_T -o "$exe" "$src" $link -lpthread 2>"$work/cc.log"; then
-            cat "$work/cc.log"; report "$name [$kind] (build)" 1; continue
-        fi
-        (cd "$work" && timeout 120 "$exe") >"$work/out.log" 2>&1; st=$?
+        [ -x "$exe" ] || { report "$name [$kind] (not built)" 1; continue; }
+        (cd "$work" && env -u LIBURING_RS_ENGINE timeout 120 $run "$exe") >"$work/out.log" 2>&1; st=$?
         [ $st -ne 0 ] && [ $st -ne 77 ] && tail -20 "$work/out.log"
         [ $st -eq 77 ] && tail -1 "$work/out.log" | sed 's/^/    /'
         report "$name [$kind]" $st

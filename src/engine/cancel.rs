@@ -179,3 +179,53 @@ pub(crate) fn cancel_all(ctx: &Ctx) {
         }
     }
 }
+
+/// IORING_REGISTER_SYNC_CANCEL: cancels like ASYNC_CANCEL, and while the
+/// match is still running waits for completions (up to the timeout) and
+/// tries again.
+pub(crate) fn sync_cancel(ctx: &Ctx, arg: u64) -> i32 {
+    let mut sc = core::mem::MaybeUninit::<io_uring_sync_cancel_reg>::uninit();
+    if let Err(e) = super::os::copy_from_user(sc.as_mut_ptr() as *mut u8, arg, core::mem::size_of::<io_uring_sync_cancel_reg>()) {
+        return e;
+    }
+    // SAFETY: fully written by the copy; plain data.
+    let sc = unsafe { sc.assume_init() };
+    if sc.flags & !CANCEL_FLAGS != 0 || sc.pad != [0; 7] || sc.pad2 != [0; 3] {
+        return -libc::EINVAL;
+    }
+    let cd = CancelData { flags: sc.flags, user_data: sc.addr, file: (sc.flags & IORING_ASYNC_CANCEL_FD_FIXED != 0, sc.fd), opcode: sc.opcode };
+    let mut ret = cancel(ctx, &cd, Mode::Inline);
+    if ret != -libc::EALREADY {
+        return ret;
+    }
+    let t = sc.timeout;
+    let deadline = if t.tv_sec == -1 && t.tv_nsec == -1 {
+        None
+    } else {
+        match super::os::timespec_ns(t.tv_sec, t.tv_nsec) {
+            Ok(ns) => Some(super::os::now_ns().saturating_add(ns)),
+            Err(e) => return e,
+        }
+    };
+    let mut waiter = super::waiter::Waiter::new(ctx, None);
+    loop {
+        let seq = ctx.cq_seq.load(Ordering::SeqCst);
+        ret = cancel(ctx, &cd, Mode::Inline);
+        if ret != -libc::EALREADY {
+            break;
+        }
+        if deadline.is_some_and(|d| super::os::now_ns() >= d) {
+            ret = -libc::ETIME;
+            break;
+        }
+        if waiter.sleep(seq, deadline) == -libc::EINTR {
+            ret = -libc::EINTR;
+            break;
+        }
+    }
+    if ret == -libc::ENOENT || ret > 0 {
+        0
+    } else {
+        ret
+    }
+}

@@ -39,6 +39,7 @@ pub(crate) unsafe fn register(r: &RingRef, opcode: u32, arg: *const core::ffi::c
         IORING_REGISTER_RING_FDS => ring_fds(r, arg, nr, true),
         IORING_UNREGISTER_RING_FDS => ring_fds(r, arg, nr, false),
         IORING_REGISTER_MEM_REGION => mem_region(ctx, arg, nr),
+        IORING_REGISTER_SYNC_CANCEL if nr == 1 => super::cancel::sync_cancel(ctx, arg),
         _ => -libc::EINVAL,
     }
 }
