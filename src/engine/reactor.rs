@@ -373,11 +373,22 @@ pub(crate) fn unwatch_ring(ctx: &Ctx) {
     R.lock().watched.retain(|&i| i != idx);
 }
 
-/// Lets the reactor exit if nothing is left for it.
+/// Lets the reactor exit if nothing is left for it, and waits (briefly)
+/// until it has closed its fds, so the last ring's teardown leaves none.
 pub(crate) fn maybe_stop() {
-    let s = R.lock();
-    if s.running {
+    {
+        let s = R.lock();
+        if !s.running {
+            return;
+        }
         os::eventfd_signal(s.wakefd);
+    }
+    for _ in 0..2000 {
+        if !R.lock().running || table::LIVE.load(Ordering::Acquire) != 0 {
+            return;
+        }
+        // SAFETY: plain sleep.
+        unsafe { libc::usleep(500) };
     }
 }
 
