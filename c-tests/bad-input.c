@@ -14,9 +14,14 @@
  *  - submit with nothing queued -> 0; peek on an empty CQ -> -EAGAIN;
  *    wait_cqe_timeout with no work -> -ETIME;
  *  - ring fd (un)registration calls on an unregistered ring -> -EINVAL;
- *  - probes: NOP supported; io_uring_free_probe(NULL) is a no-op.
+ *  - probes: NOP supported; io_uring_free_probe(NULL) is a no-op;
+ *  - bad SQEs get the kernel's errno in their CQE (on every engine):
+ *    unknown opcodes and SQE flags, bad and closed fds, fixed files and
+ *    buffers that do not exist, NULL buffers and paths, overlong paths and
+ *    iovec counts, and reserved fields set.
  */
 #include <liburing.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include "test-util.h"
 
@@ -258,6 +263,96 @@ static void test_probe(void)
 	io_uring_free_probe(NULL);
 }
 
+/* Submits the one SQE `prep` fills in and returns its CQE's result. */
+static int one_sqe(struct io_uring *ring, void (*prep)(struct io_uring_sqe *, void *), void *arg)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	struct io_uring_cqe *cqe;
+	int res;
+
+	CHECK(sqe, "no sqe");
+	prep(sqe, arg);
+	sqe->user_data = 77;
+	CHECK_EQ(io_uring_submit(ring), 1, "submit");
+	CHECK_EQ(io_uring_wait_cqe(ring, &cqe), 0, "wait");
+	CHECK_EQ(cqe->user_data, 77, "user_data");
+	res = cqe->res;
+	io_uring_cqe_seen(ring, cqe);
+	return res;
+}
+
+static char big_path[5000];
+static char buf[4096];
+static struct __kernel_timespec one_ms = { .tv_nsec = 1000000 };
+
+static void p_unknown_op(struct io_uring_sqe *s, void *a) { (void)a; io_uring_prep_nop(s); s->opcode = 250; }
+static void p_unknown_flag(struct io_uring_sqe *s, void *a) { (void)a; io_uring_prep_nop(s); s->flags = 0x80; }
+static void p_read_fd(struct io_uring_sqe *s, void *a) { io_uring_prep_read(s, *(int *)a, buf, 16, 0); }
+static void p_read_fixed_file(struct io_uring_sqe *s, void *a) { io_uring_prep_read(s, *(int *)a, buf, 16, 0); s->flags = IOSQE_FIXED_FILE; }
+static void p_read_fixed_buf(struct io_uring_sqe *s, void *a) { io_uring_prep_read_fixed(s, *(int *)a, buf, 16, 0, 3); }
+static void p_read_null(struct io_uring_sqe *s, void *a) { io_uring_prep_read(s, *(int *)a, NULL, 16, 0); }
+static void p_read_huge(struct io_uring_sqe *s, void *a) { io_uring_prep_read(s, *(int *)a, buf, 1U << 30, 0); }
+static void p_readv_many(struct io_uring_sqe *s, void *a) { io_uring_prep_readv(s, *(int *)a, (struct iovec *)buf, 2000, 0); }
+static void p_nop_flags(struct io_uring_sqe *s, void *a) { (void)a; io_uring_prep_nop(s); s->nop_flags = 0x80; }
+static void p_fsync_addr(struct io_uring_sqe *s, void *a) { io_uring_prep_fsync(s, *(int *)a, 0); s->addr = 1; }
+static void p_fsync_prio(struct io_uring_sqe *s, void *a) { io_uring_prep_fsync(s, *(int *)a, 0); s->ioprio = 1; }
+static void p_close_off(struct io_uring_sqe *s, void *a) { io_uring_prep_close(s, *(int *)a); s->off = 1; }
+static void p_poll_addr(struct io_uring_sqe *s, void *a) { io_uring_prep_poll_add(s, *(int *)a, 1); s->addr = 1; }
+static void p_timeout_len(struct io_uring_sqe *s, void *a) { (void)a; io_uring_prep_timeout(s, &one_ms, 0, 0); s->len = 2; }
+static void p_timeout_null(struct io_uring_sqe *s, void *a) { (void)a; io_uring_prep_timeout(s, NULL, 0, 0); }
+static void p_cancel_off(struct io_uring_sqe *s, void *a) { (void)a; io_uring_prep_cancel64(s, 1, 0); s->off = 1; }
+static void p_open_null(struct io_uring_sqe *s, void *a) { (void)a; io_uring_prep_openat(s, AT_FDCWD, NULL, O_RDONLY, 0); }
+static void p_open_long(struct io_uring_sqe *s, void *a) { (void)a; io_uring_prep_openat(s, AT_FDCWD, big_path, O_RDONLY, 0); }
+static void p_open_bufidx(struct io_uring_sqe *s, void *a) { (void)a; io_uring_prep_openat(s, AT_FDCWD, "/", O_RDONLY, 0); s->buf_index = 1; }
+static void p_statx_fdin(struct io_uring_sqe *s, void *a) { (void)a; io_uring_prep_statx(s, AT_FDCWD, "/", 0, 0, (struct statx *)buf); s->splice_fd_in = 1; }
+static void p_epoll_null(struct io_uring_sqe *s, void *a) { io_uring_prep_epoll_ctl(s, *(int *)a, 0, EPOLL_CTL_ADD, NULL); }
+
+static void test_bad_sqes(void)
+{
+	struct io_uring ring;
+	char path[64];
+	int fd, closed, bad = -1, idx = 0, efd;
+
+	fd = tu_temp_file(path, sizeof(path));
+	tu_pwrite_all(fd, "0123456789abcdef0123456789abcdef", 32, 0);
+	closed = fcntl(fd, F_DUPFD, 900);
+	close(closed);
+	memset(big_path, 'a', sizeof(big_path) - 1);
+	efd = epoll_create1(0);
+	CHECK_EQ(io_uring_queue_init(8, &ring, 0), 0, "queue_init");
+
+	CHECK_EQ(one_sqe(&ring, p_unknown_op, NULL), -EINVAL, "unknown opcode");
+	CHECK_EQ(one_sqe(&ring, p_unknown_flag, NULL), -EINVAL, "unknown SQE flag");
+	CHECK_EQ(one_sqe(&ring, p_read_fd, &bad), -EBADF, "read from fd -1");
+	CHECK_EQ(one_sqe(&ring, p_read_fd, &closed), -EBADF, "read from a closed fd");
+	CHECK_EQ(one_sqe(&ring, p_read_fixed_file, &idx), -EBADF, "fixed file without a table");
+	CHECK_EQ(one_sqe(&ring, p_read_fixed_buf, &fd), -EFAULT, "fixed buffer without a table");
+	CHECK_EQ(one_sqe(&ring, p_read_null, &fd), -EFAULT, "read into NULL");
+	CHECK_EQ(one_sqe(&ring, p_read_huge, &fd), 32, "read with a huge length stops at EOF");
+	CHECK_EQ(one_sqe(&ring, p_readv_many, &fd), -EINVAL, "2000 iovecs");
+	CHECK_EQ(one_sqe(&ring, p_nop_flags, NULL), -EINVAL, "unknown NOP flags");
+	CHECK_EQ(one_sqe(&ring, p_fsync_addr, &fd), -EINVAL, "fsync with addr set");
+	CHECK_EQ(one_sqe(&ring, p_fsync_prio, &fd), -EINVAL, "fsync with ioprio set");
+	CHECK_EQ(one_sqe(&ring, p_close_off, &closed), -EINVAL, "close with off set");
+	CHECK_EQ(one_sqe(&ring, p_poll_addr, &fd), -EINVAL, "poll with addr set");
+	CHECK_EQ(one_sqe(&ring, p_timeout_len, NULL), -EINVAL, "timeout with len 2");
+	CHECK_EQ(one_sqe(&ring, p_timeout_null, NULL), -EFAULT, "timeout with a NULL timespec");
+	CHECK_EQ(one_sqe(&ring, p_cancel_off, NULL), -EINVAL, "cancel with off set");
+	CHECK_EQ(one_sqe(&ring, p_open_null, NULL), -EFAULT, "open of a NULL path");
+	CHECK_EQ(one_sqe(&ring, p_open_long, NULL), -ENAMETOOLONG, "open of a 5000-byte path");
+	CHECK_EQ(one_sqe(&ring, p_open_bufidx, NULL), -EINVAL, "open with buf_index set");
+	CHECK_EQ(one_sqe(&ring, p_statx_fdin, NULL), -EINVAL, "statx with splice_fd_in set");
+	CHECK_EQ(one_sqe(&ring, p_epoll_null, &efd), -EFAULT, "epoll_ctl ADD with a NULL event");
+
+	CHECK_EQ(io_uring_register_files(&ring, &fd, 1), 0, "register a file");
+	idx = 5;
+	CHECK_EQ(one_sqe(&ring, p_read_fixed_file, &idx), -EBADF, "fixed file index out of range");
+	io_uring_queue_exit(&ring);
+	close(efd);
+	close(fd);
+	unlink(path);
+}
+
 int main(int argc, char *argv[])
 {
 	(void)argc;
@@ -269,6 +364,7 @@ int main(int argc, char *argv[])
 	test_no_leaks();
 	test_empty_ops();
 	test_probe();
+	test_bad_sqes();
 	tu_pass();
 	return T_EXIT_PASS;
 }

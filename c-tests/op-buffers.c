@@ -21,6 +21,11 @@ int main(int argc, char **argv)
 	(void)argc;
 	tu_set_name(argv[0]);
 	op_ring(&ring, 8, 0);
+	struct io_uring_probe *probe = io_uring_get_probe_ring(&ring);
+
+	if (!probe || !io_uring_opcode_supported(probe, IORING_OP_PROVIDE_BUFFERS))
+		SKIP("IORING_OP_PROVIDE_BUFFERS unsupported");
+	io_uring_free_probe(probe);
 	CHECK(pipe(p) == 0, "pipe");
 
 	/* provide 4 buffers (bid 10..13) in group 7 */

@@ -15,6 +15,7 @@
  * On kernels without memory regions (before 6.13) or without queries those
  * parts are left out and named in the final skip.
  */
+#define LIBURING_RS_SOURCE
 #include <liburing.h>
 #include <sys/mman.h>
 #include "test-util.h"
@@ -87,12 +88,18 @@ static void region_test(void)
 	io_uring_queue_exit(&ring);
 	munmap(rw, pg);
 
-	/* Kernel-allocated region, no special use. */
+	/* Kernel-allocated region, no special use (the userspace engine has
+	 * only wait-argument regions, and refuses it). */
 	CHECK_EQ(io_uring_queue_init(8, &ring, 0), 0, "queue_init");
 	memset(&rd, 0, sizeof(rd));
 	rd.size = pg;
 	memset(&mr, 0, sizeof(mr));
 	mr.region_uptr = (unsigned long)&rd;
+	if (liburing_rs_ring_engine(&ring) == LIBURING_RS_ENGINE_USER) {
+		CHECK_EQ(io_uring_register_region(&ring, &mr), -EINVAL, "kernel region on the engine");
+		io_uring_queue_exit(&ring);
+		return;
+	}
 	CHECK_EQ(io_uring_register_region(&ring, &mr), 0, "kernel region");
 	rd.size = 0;
 	CHECK_EQ(io_uring_register_region(&ring, &mr), -EBUSY, "one region");
@@ -156,6 +163,17 @@ static void query_test(void)
 	struct io_uring_query_hdr h, h2;
 	int ret;
 
+	/* The query describes the kernel's io_uring: compare it with a kernel
+	 * ring, whatever LIBURING_RS_ENGINE says. */
+	if (tu_kernel_uring_blocked()) {
+		fprintf(stderr, "kernel refuses io_uring: no query\n");
+		return;
+	}
+	const char *engine = getenv("LIBURING_RS_ENGINE");
+	char saved[16];
+
+	snprintf(saved, sizeof(saved), "%s", engine ? engine : "");
+	setenv("LIBURING_RS_ENGINE", "kernel", 1);
 	memset(&op, 0, sizeof(op));
 	memset(&h, 0, sizeof(h));
 	h.query_op = IO_URING_QUERY_OPCODES;
@@ -214,6 +232,10 @@ static void query_test(void)
 	h.result = 0;
 	h.query_data = 8;
 	CHECK_EQ(io_uring_register_query(&h), -EFAULT, "bad data pointer");
+	if (engine)
+		setenv("LIBURING_RS_ENGINE", saved, 1);
+	else
+		unsetenv("LIBURING_RS_ENGINE");
 }
 
 static void bpf_test(void)
@@ -226,7 +248,9 @@ static void bpf_test(void)
 	memset(&bpf, 0, sizeof(bpf));
 	CHECK_EQ(io_uring_queue_init(8, &ring, 0), 0, "queue_init");
 	CHECK_EQ(io_uring_register_bpf_filter(&ring, &bpf), -EINVAL, "ring");
-	CHECK_EQ(io_uring_register_bpf_filter_task(&bpf), -EINVAL, "task");
+	/* The task-wide call reaches the kernel whatever the ring is. */
+	if (!tu_kernel_uring_blocked())
+		CHECK_EQ(io_uring_register_bpf_filter_task(&bpf), -EINVAL, "task");
 	bpf.cmd_type = IO_URING_BPF_CMD_FILTER;
 	bpf.resv = 1;
 	CHECK_EQ(io_uring_register_bpf_filter(&ring, &bpf), -EINVAL,

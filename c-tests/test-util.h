@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/utsname.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define T_EXIT_PASS 0
@@ -107,6 +108,23 @@ tu_exit(int code, const char *fmt, ...)
 			     __g < 0 ? strerror((int)-__g) : "-", __w);	\
 		}							\
 	} while (0)
+
+/*
+ * True when the kernel refuses io_uring itself (seccomp, the
+ * io_uring_disabled sysctl): the raw system calls then have no kernel
+ * ring to work on, and the library runs rings on its userspace engine.
+ */
+static inline int tu_kernel_uring_blocked(void)
+{
+	unsigned char params[120] = { 0 };	/* struct io_uring_params */
+	long fd = syscall(__NR_io_uring_setup, 1, params);
+
+	if (fd >= 0) {
+		close((int)fd);
+		return 0;
+	}
+	return errno == ENOSYS || errno == EPERM || errno == EACCES;
+}
 
 static inline void tu_pass(void)
 {

@@ -2126,6 +2126,18 @@ bool io_uring_check_version(int major, int minor) LIBURING_NOEXCEPT;
  * successful setup does not clear it.
  */
 const char *liburing_rs_setup_error(void) LIBURING_NOEXCEPT;
+
+/*
+ * Which engine runs a ring set up by io_uring_queue_init*(): the kernel's
+ * io_uring, or the userspace engine (chosen by LIBURING_RS_ENGINE, or in
+ * "auto" mode when the kernel refuses io_uring with ENOSYS, EPERM or
+ * EACCES). Returns LIBURING_RS_ENGINE_KERNEL, LIBURING_RS_ENGINE_USER,
+ * -EINVAL for a NULL ring, -EBADF for a ring that is not set up, or
+ * -EBADFD for an engine ring inherited across fork().
+ */
+#define LIBURING_RS_ENGINE_KERNEL	0
+#define LIBURING_RS_ENGINE_USER		1
+int liburing_rs_ring_engine(const struct io_uring *ring) LIBURING_NOEXCEPT;
 #endif
 
 #ifdef __cplusplus

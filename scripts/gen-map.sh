@@ -43,3 +43,8 @@ END {
         printf "};\n"
     }
 }' "$table"
+if [ -n "${URING_RS_SYMS:-}" ]; then
+    printf 'URING_RS_1.0 {\n\tglobal:\n'
+    for s in $URING_RS_SYMS; do printf '\t\t%s;\n' "$s"; done
+    printf '};\n'
+fi

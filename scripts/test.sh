@@ -49,7 +49,9 @@ done
 # 3. C tests, each linked against the shared and against the static
 # library, and once more against the static library with AddressSanitizer
 # and UBSan (any report fails the test: -fno-sanitize-recover, and ASan's
-# leak check at exit).
+# leak check at exit). Then (shared) on the userspace engine: once chosen
+# with LIBURING_RS_ENGINE=user, once by auto mode with io_uring blocked by
+# seccomp (EPERM and ENOSYS in turn, through build/helpers/no-uring).
 tbin=$B/c-tests
 mkdir -p "$tbin"
 work=$(mktemp -d)
@@ -57,21 +59,34 @@ trap 'rm -rf "$work"' EXIT
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+nouring=$B/helpers/no-uring
+blocked=EPERM
+[ -x "$nouring" ] && "$nouring" EPERM true 2>/dev/null || blocked=
 for src in c-tests/*.c; do
     name=$(basename "$src" .c)
-    for kind in shared static asan; do
+    for kind in shared static asan engine blocked; do
         exe=$tbin/$name.$kind
+        run=
         # A static program finds liburing-rs-diag.so only when told.
         diag=$B/lib/liburing-rs-diag.so.2.15
         case $kind in
         shared) link="-L$B/lib -luring -Wl,-rpath,$B/lib"; diag="" ;;
         static) link="$B/lib/liburing.a" ;;
         asan)   link="$SAN $B/lib/liburing.a" ;;
+        engine) exe=$tbin/$name.shared; diag=""; run="env LIBURING_RS_ENGINE=user" ;;
+        blocked)
+            exe=$tbin/$name.shared; diag=""
+            if [ -z "$blocked" ]; then report "$name [blocked]" 77; continue; fi
+            run="$nouring $blocked"
+            blocked=$([ $blocked = EPERM ] && echo ENOSYS || echo EPERM) ;;
         esac
-        if ! $CC $CFLAGS_T -o "$exe" "$src" $link -lpthread 2>"$work/cc.log"; then
-            cat "$work/cc.log"; report "$name [$kind] (build)" 1; continue
-        fi
-        (cd "$work" && LIBURING_RS_DIAG_LIB=$diag timeout 120 "$exe") >"$work/out.log" 2>&1; st=$?
+        case $kind in shared|static|asan)
+            if ! $CC $CFLAGS_T -o "$exe" "$src" $link -lpthread 2>"$work/cc.log"; then
+                cat "$work/cc.log"; report "$name [$kind] (build)" 1; continue
+            fi ;;
+        esac
+        [ -x "$exe" ] || { report "$name [$kind] (not built)" 1; continue; }
+        (cd "$work" && env -u LIBURING_RS_ENGINE LIBURING_RS_DIAG_LIB=$diag timeout 120 $run "$exe") >"$work/out.log" 2>&1; st=$?
         [ $st -ne 0 ] && [ $st -ne 77 ] && tail -20 "$work/out.log"
         [ $st -eq 77 ] && tail -1 "$work/out.log" | sed 's/^/    /'
         report "$name [$kind]" $st

@@ -7,6 +7,7 @@
 //!   (in the library), and the trace and checker (LIBURING_RS_TRACE/CHECK,
 //!   built into their own shared object and loaded only when asked for);
 //! - [`capi`]: the exported C surface, thin shims over [`ring`] and [`diag`].
+//! - [`engine`]: io_uring in userspace, for where the kernel's is blocked.
 //!
 //! The shipped libraries are built with `panic = "abort"` (see Cargo.toml);
 //! then the crate needs nothing but `core` and `libc`, never unwinds across
@@ -15,8 +16,11 @@
 #![cfg_attr(panic = "abort", no_std)]
 #![allow(clippy::missing_safety_doc)]
 
+extern crate alloc;
+
 pub mod capi;
 pub mod diag;
+pub mod engine;
 pub mod ring;
 pub mod sys;
 

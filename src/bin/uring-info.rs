@@ -24,12 +24,8 @@ extern crate std;
 #[link(name = "c")]
 extern "C" {}
 
-/// The prebuilt `core` is compiled for unwinding and refers to this
-/// symbol; without LTO (dev builds) nothing drops that reference. Under
-/// `panic = "abort"` nothing unwinds, so it is never called.
-#[cfg(panic = "abort")]
-#[no_mangle]
-pub extern "C" fn rust_eh_personality() {}
+// rust_eh_personality, which the prebuilt `core` refers to, comes from the
+// library (src/engine/malloc.rs).
 
 use core::ffi::{c_char, c_int, CStr};
 use core::fmt::{self, Write};

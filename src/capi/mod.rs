@@ -69,6 +69,7 @@ macro_rules! queue_call {
 pub(crate) const EINVAL: i32 = -libc::EINVAL;
 
 mod diag;
+mod engine;
 mod queue;
 mod register;
 mod setup;

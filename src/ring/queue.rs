@@ -122,12 +122,25 @@ fn cq_needs_enter(ring: Ring) -> bool {
 
 #[inline(always)]
 /// `io_uring_enter` on this ring, with the ring's own enter flags (its
-/// registered index, iowait) added to `flags`.
+/// registered index, iowait) added to `flags`; engine rings go to the
+/// userspace engine.
 fn enter(ring: Ring, submit: u32, wait_nr: u32, flags: u32, arg: *const c_void, sz: usize) -> i32 {
+    if ring.int_flags() & crate::engine::INT_FLAG != 0 {
+        let flags = flags | ring.enter_flags();
+        // SAFETY: as for kernel_enter below.
+        return unsafe { crate::engine::enter(ring.enter_ring_fd(), submit, wait_nr, flags, arg, sz) };
+    }
+    enter_kernel(ring, submit, wait_nr, flags, arg, sz)
+}
+
+/// [`enter`] for a ring known to be the kernel's: the submit fast path,
+/// which engine rings never take (they carry RING_SLOW).
+#[inline(always)]
+fn enter_kernel(ring: Ring, submit: u32, wait_nr: u32, flags: u32, arg: *const c_void, sz: usize) -> i32 {
     let flags = flags | ring.enter_flags();
     // SAFETY: arg/sz are either null/NSIG_BYTES, a sigset, or an argument
     // struct of size `sz` that outlives the call.
-    unsafe { sys::io_uring_enter(ring.enter_ring_fd(), submit, wait_nr, flags, arg, sz) }
+    unsafe { sys::kernel_enter(ring.enter_ring_fd(), submit, wait_nr, flags, arg, sz) }
 }
 
 /// The general submit: any ring, including SQPOLL and SQ_REWIND ones, and
@@ -179,7 +192,7 @@ fn submit_inner(ring: Ring, wait_nr: u32, getevents: bool) -> i32 {
     // SAFETY: khead points into the live SQ ring.
     let submitted = tail.wrapping_sub(unsafe { load_relaxed(ring.sq_khead()) });
     if wait_nr != 0 || getevents {
-        return enter(ring, submitted, wait_nr, IORING_ENTER_GETEVENTS, ptr::null(), NSIG_BYTES);
+        return enter_kernel(ring, submitted, wait_nr, IORING_ENTER_GETEVENTS, ptr::null(), NSIG_BYTES);
     }
     submit_no_wait(ring, submitted)
 }
@@ -188,9 +201,9 @@ fn submit_inner(ring: Ring, wait_nr: u32, getevents: bool) -> i32 {
 #[inline(always)]
 fn submit_no_wait(ring: Ring, submitted: u32) -> i32 {
     if cq_needs_enter(ring) {
-        enter(ring, submitted, 0, IORING_ENTER_GETEVENTS, ptr::null(), NSIG_BYTES)
+        enter_kernel(ring, submitted, 0, IORING_ENTER_GETEVENTS, ptr::null(), NSIG_BYTES)
     } else if submitted != 0 {
-        enter(ring, submitted, 0, 0, ptr::null(), NSIG_BYTES)
+        enter_kernel(ring, submitted, 0, 0, ptr::null(), NSIG_BYTES)
     } else {
         0
     }

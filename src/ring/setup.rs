@@ -262,7 +262,7 @@ pub(crate) fn mmap_rings(
         // anywhere, or with MAP_FIXED over our own PROT_NONE reservation
         // where Reservation::slot found room: no live memory is replaced.
         unsafe {
-            sys::mmap(
+            crate::engine::mmap(
                 at.unwrap_or(ptr::null_mut()),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
@@ -347,6 +347,17 @@ pub(crate) fn release_memory(ring: &IoUring) {
     unmap_rings(&ring.sq, &ring.cq);
 }
 
+/// Marks a ring the userspace engine runs: `int_flags` tells the enter and
+/// register paths, and RING_SLOW keeps its submits off the kernel's fast
+/// path, which then needs no test for it.
+fn mark_engine(r: &mut IoUring, fd: i32) {
+    let f = crate::engine::int_flag(fd);
+    if f != 0 {
+        r.int_flags |= f;
+        r.flags |= super::types::RING_SLOW;
+    }
+}
+
 /// `io_uring_queue_mmap`: maps the rings of an fd from `io_uring_setup`.
 /// An exclusive call (see [`Ring`]); on failure the ring is dead.
 pub fn queue_mmap(fd: i32, p: &io_uring_params, ring: Ring) -> i32 {
@@ -357,6 +368,7 @@ pub fn queue_mmap(fd: i32, p: &io_uring_params, ring: Ring) -> i32 {
         r.features = p.features;
         r.ring_fd = fd;
         r.enter_ring_fd = fd;
+        mark_engine(&mut r, fd);
     } else {
         r = IoUring::dead();
     }
@@ -407,7 +419,7 @@ fn init_local(
     }
 
     // SAFETY: `p` is a valid, exclusively borrowed io_uring_params.
-    let fd = unsafe { sys::io_uring_setup(entries, p) };
+    let fd = unsafe { crate::engine::io_uring_setup(entries, p) };
     if fd < 0 {
         release_memory(ring);
         return fd;
@@ -418,8 +430,7 @@ fn init_local(
     } else {
         let ret = mmap_rings(fd, p, &mut ring.sq, &mut ring.cq, None);
         if ret != 0 {
-            // SAFETY: fd is the ring we just created and nothing else holds it.
-            unsafe { sys::close(fd) };
+            crate::engine::close(fd);
             return ret;
         }
     }
@@ -428,6 +439,7 @@ fn init_local(
 
     ring.features = p.features;
     ring.flags = p.flags;
+    mark_engine(ring, fd);
     ring.enter_ring_fd = fd;
     if p.flags & IORING_SETUP_REGISTERED_FD_ONLY != 0 {
         ring.ring_fd = -1;
@@ -514,8 +526,7 @@ pub(crate) fn kill(ring: Ring, r: &IoUring) {
     }
     release_memory(r);
     if r.ring_fd >= 0 {
-        // SAFETY: the ring owns ring_fd.
-        unsafe { sys::close(r.ring_fd) };
+        crate::engine::close(r.ring_fd);
     }
     ring.store(IoUring::dead());
 }

@@ -67,6 +67,36 @@ pub unsafe fn io_uring_setup(entries: u32, p: *mut io_uring_params) -> i32 {
     unsafe { syscall6(libc::SYS_io_uring_setup, entries as usize, p as usize, 0, 0, 0, 0) as i32 }
 }
 
+/// The raw `io_uring_enter(2)`, for the engine's fallback.
+///
+/// # Safety
+/// As for [`io_uring_enter`].
+#[inline]
+pub unsafe fn kernel_enter(fd: i32, to_submit: u32, min_complete: u32, flags: u32, arg: *const c_void, argsz: usize) -> i32 {
+    // SAFETY: arg/argsz are valid per the caller's contract.
+    unsafe {
+        syscall6(
+            libc::SYS_io_uring_enter,
+            fd as u32 as usize,
+            to_submit as usize,
+            min_complete as usize,
+            flags as usize,
+            arg as usize,
+            argsz,
+        ) as i32
+    }
+}
+
+/// The raw `io_uring_register(2)`, for the engine's fallback.
+///
+/// # Safety
+/// As for [`io_uring_register`].
+#[inline]
+pub unsafe fn kernel_register(fd: i32, opcode: u32, arg: *const c_void, nr_args: u32) -> i32 {
+    // SAFETY: arg/nr_args are valid for opcode per the caller's contract.
+    unsafe { syscall6(libc::SYS_io_uring_register, fd as u32 as usize, opcode as usize, arg as usize, nr_args as usize, 0, 0) as i32 }
+}
+
 /// `io_uring_enter(2)`: returns the number of SQEs consumed, or `-errno`.
 ///
 /// # Safety
@@ -81,6 +111,10 @@ pub unsafe fn io_uring_enter(
     arg: *const c_void,
     argsz: usize,
 ) -> i32 {
+    if crate::engine::active() {
+        // SAFETY: forwarded contract.
+        return unsafe { crate::engine::enter(fd, to_submit, min_complete, flags, arg, argsz) };
+    }
     // SAFETY: arg/argsz are valid per the caller's contract.
     unsafe {
         syscall6(
@@ -102,6 +136,10 @@ pub unsafe fn io_uring_enter(
 /// `nr_args` elements.
 #[inline]
 pub unsafe fn io_uring_register(fd: i32, opcode: u32, arg: *const c_void, nr_args: u32) -> i32 {
+    if crate::engine::active() {
+        // SAFETY: forwarded contract.
+        return unsafe { crate::engine::register(fd, opcode, arg, nr_args) };
+    }
     // SAFETY: arg/nr_args are valid for opcode per the caller's contract.
     unsafe {
         syscall6(

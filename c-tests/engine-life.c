@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The userspace engine's life cycle and waits:
+ *  - 10,000 init/exit cycles with work in flight (a NOP, an armed poll, an
+ *    armed timeout, a queued worker op) leak no fd, thread or mapping;
+ *  - the worker cap (IORING_REGISTER_IOWQ_MAX_WORKERS) holds, a queued
+ *    request cancels with -ECANCELED and a running one answers -EALREADY;
+ *  - in a forked child every call on an inherited ring fails with -EBADFD
+ *    and none hangs, while the child's own rings work;
+ *  - waits honour a signal mask (-EINTR), a minimum wait and a timeout;
+ *  - an idle ring leaves every engine thread asleep.
+ */
+#define LIBURING_RS_SOURCE
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include "liburing.h"
+#include "test-util.h"
+#include "reap-util.h"
+
+static int count_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	CHECK(d, "opendir /proc/self/task");
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* Threads other than this one that are running (state R). */
+static int running_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+	pid_t self = gettid();
+
+	CHECK(d, "opendir /proc/self/task");
+	while ((e = readdir(d))) {
+		char path[300], buf[256], *p;
+		FILE *f;
+
+		if (e->d_name[0] == '.' || atoi(e->d_name) == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[2] == 'R')
+			n++;
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+/* Waits up to 3 s for the thread count to drop to `want`. */
+static int threads_settle(int want)
+{
+	long long t0 = tu_now_ns();
+	int n;
+
+	while ((n = count_threads()) != want && tu_now_ns() - t0 < 3000000000LL)
+		usleep(1000);
+	return n;
+}
+
+static void user_ring(struct io_uring *ring, unsigned entries, unsigned flags)
+{
+	CHECK_EQ(io_uring_queue_init(entries, ring, flags), 0, "engine ring setup");
+	CHECK_EQ(liburing_rs_ring_engine(ring), LIBURING_RS_ENGINE_USER, "engine");
+}
+
+static struct io_uring_sqe *sqe_of(struct io_uring *ring, __u64 ud)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+
+	CHECK(sqe, "no SQE");
+	io_uring_sqe_set_data64(sqe, ud);
+	return sqe;
+}
+
+static void test_cycles(void)
+{
+	static struct __kernel_timespec ten_s = { .tv_sec = 10 };
+	int fds0 = 0, maps0 = 0, threads0 = 0, p[2];
+	char path[64];
+	int file = tu_temp_file(path, sizeof(path));
+
+	CHECK(pipe(p) == 0, "pipe");
+	/* Baselines once thread stacks (which the C library caches for
+	 * reuse) are in place: a warm-up that runs a worker and the reactor. */
+	for (int i = 0; i < 10200; i++) {
+		if (i == 200) {
+			threads0 = threads_settle(1);
+			fds0 = tu_count_fds();
+			maps0 = tu_count_maps();
+		}
+		struct io_uring ring;
+		struct io_uring_cqe *cqe;
+
+		user_ring(&ring, 8, 0);
+		io_uring_prep_nop(sqe_of(&ring, 1));
+		io_uring_prep_poll_add(sqe_of(&ring, 2), p[0], POLLIN);
+		io_uring_prep_timeout(sqe_of(&ring, 3), &ten_s, 0, 0);
+		if (i % 100 == 0)
+			io_uring_prep_fsync(sqe_of(&ring, 4), file, 0);
+		CHECK(io_uring_submit(&ring) >= 3, "submit");
+		CHECK_EQ(io_uring_wait_cqe(&ring, &cqe), 0, "NOP");
+		io_uring_queue_exit(&ring);
+	}
+	/* The reactor leaves on its own once the last ring is gone. */
+	CHECK_EQ(threads_settle(threads0), threads0, "threads after 10,000 init/exit cycles");
+	CHECK_EQ(tu_count_fds(), fds0, "fds after 10,000 init/exit cycles");
+	CHECK_EQ(tu_count_maps(), maps0, "mappings after 10,000 init/exit cycles");
+	close(p[0]);
+	close(p[1]);
+	close(file);
+	unlink(path);
+}
+
+/* A FIFO opened for writing with O_CREAT runs on a worker and blocks there
+ * until someone opens the FIFO for reading. */
+static void blocking_open(struct io_uring *ring, const char *fifo, __u64 ud)
+{
+	io_uring_prep_openat(sqe_of(ring, ud), AT_FDCWD, fifo, O_WRONLY | O_CREAT, 0600);
+}
+
+static void test_workers(void)
+{
+	struct io_uring_cqe cqes[4];
+	struct io_uring ring;
+	unsigned vals[2] = { 1, 0 };
+	char fifo[64];
+	int threads0 = threads_settle(1), rfd, n;
+
+	snprintf(fifo, sizeof(fifo), "/tmp/liburing-rs-fifo.%d", getpid());
+	tu_register_cleanup(fifo);
+	CHECK(mkfifo(fifo, 0600) == 0, "mkfifo");
+	user_ring(&ring, 8, 0);
+	CHECK_EQ(io_uring_register_iowq_max_workers(&ring, vals), 0, "max workers");
+	CHECK(vals[0] >= 1, "previous bounded cap");
+	blocking_open(&ring, fifo, 1);
+	blocking_open(&ring, fifo, 2);
+	CHECK_EQ(io_uring_submit(&ring), 2, "submit");
+	usleep(100000);
+	/* One worker runs the first open, the second waits in the queue. */
+	io_uring_prep_cancel64(sqe_of(&ring, 10), 2, 0);
+	io_uring_prep_cancel64(sqe_of(&ring, 11), 1, 0);
+	CHECK_EQ(io_uring_submit(&ring), 2, "submit cancels");
+	n = tu_reap(&ring, cqes, 3);
+	CHECK_EQ(n, 3, "CQEs of two cancels and a cancelled open");
+	for (int i = 0; i < n; i++) {
+		switch (cqes[i].user_data) {
+		case 2: CHECK_EQ(cqes[i].res, -ECANCELED, "queued open"); break;
+		case 10: CHECK_EQ(cqes[i].res, 0, "cancel of the queued open"); break;
+		case 11: CHECK_EQ(cqes[i].res, -EALREADY, "cancel of the running open"); break;
+		default: FAIL("unexpected CQE %llu", (unsigned long long)cqes[i].user_data);
+		}
+	}
+	CHECK(count_threads() <= threads0 + 2, "more than one worker (and the reactor) with a cap of 1");
+	rfd = open(fifo, O_RDONLY);
+	CHECK(rfd >= 0, "open FIFO for reading");
+	CHECK_EQ(tu_reap(&ring, cqes, 1), 1, "the running open completes");
+	CHECK(cqes[0].user_data == 1 && cqes[0].res >= 0, "open result %d", cqes[0].res);
+	close(cqes[0].res);
+	close(rfd);
+	vals[0] = 0;
+	vals[1] = 0;
+	CHECK_EQ(io_uring_register_iowq_max_workers(&ring, vals), 0, "read caps");
+	CHECK_EQ(vals[0], 1, "bounded cap kept");
+	io_uring_queue_exit(&ring);
+	unlink(fifo);
+	tu_unregister_cleanup(fifo);
+	CHECK_EQ(threads_settle(threads0), threads0, "threads after the last ring");
+}
+
+static void test_fork(void)
+{
+	struct io_uring ring;
+	struct io_uring_cqe *cqe;
+	int st, p[2];
+	pid_t pid;
+
+	CHECK(pipe(p) == 0, "pipe");
+	user_ring(&ring, 8, 0);
+	io_uring_prep_poll_add(sqe_of(&ring, 1), p[0], POLLIN);
+	CHECK_EQ(io_uring_submit(&ring), 1, "armed poll");
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		struct io_uring mine;
+		unsigned vals[2] = { 0, 0 };
+
+		alarm(10);
+		CHECK_EQ(liburing_rs_ring_engine(&ring), -EBADFD, "engine of an inherited ring");
+		CHECK_EQ(io_uring_submit_and_wait(&ring, 1), -EBADFD, "wait on an inherited ring");
+		CHECK_EQ(io_uring_get_events(&ring), -EBADFD, "get_events on an inherited ring");
+		CHECK_EQ(io_uring_register_iowq_max_workers(&ring, vals), -EBADFD,
+			 "register on an inherited ring");
+		io_uring_queue_exit(&ring);
+		/* The child's own rings work, workers and reactor included. */
+		user_ring(&mine, 8, 0);
+		struct io_uring_sqe *sqe = sqe_of(&mine, 5);
+
+		io_uring_prep_nop(sqe);
+		io_uring_sqe_set_data64(sqe, 5);
+		io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
+		CHECK_EQ(io_uring_submit_and_wait(&mine, 1), 1, "child submit");
+		CHECK_EQ(io_uring_peek_cqe(&mine, &cqe), 0, "child CQE");
+		CHECK(cqe->user_data == 5 && cqe->res == 0, "child NOP");
+		io_uring_queue_exit(&mine);
+		exit(0);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid, "waitpid");
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child failed (status %#x)", st);
+	/* The parent's ring is untouched: its poll still fires. */
+	CHECK(write(p[1], "x", 1) == 1, "write");
+	CHECK_EQ(io_uring_wait_cqe(&ring, &cqe), 0, "parent CQE");
+	CHECK(cqe->user_data == 1 && (cqe->res & POLLIN), "parent poll");
+	io_uring_cqe_seen(&ring, cqe);
+	io_uring_queue_exit(&ring);
+	close(p[0]);
+	close(p[1]);
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+static void *kick(void *arg)
+{
+	usleep(50000);
+	pthread_kill(*(pthread_t *)arg, SIGUSR1);
+	return NULL;
+}
+
+/* Waits: signal mask, minimum wait, timeout. Run on both engines. */
+static void test_waits(struct io_uring *ring)
+{
+	struct __kernel_timespec ts = { .tv_sec = 5 }, short_ts = { .tv_nsec = 30000000 };
+	struct io_uring_cqe *cqe;
+	sigset_t block, unblock;
+	pthread_t self = pthread_self(), t;
+	long long t0;
+
+	signal(SIGUSR1, on_usr1);
+	sigemptyset(&block);
+	sigaddset(&block, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &block, NULL);
+	sigemptyset(&unblock);
+
+	/* A signal pending before the wait interrupts it at once. */
+	raise(SIGUSR1);
+	CHECK_EQ(io_uring_wait_cqes(ring, &cqe, 1, &ts, &unblock), -EINTR, "pending signal");
+	/* One arriving during the wait too. */
+	pthread_create(&t, NULL, kick, &self);
+	t0 = tu_now_ns();
+	CHECK_EQ(io_uring_wait_cqes(ring, &cqe, 1, &ts, &unblock), -EINTR, "signal during the wait");
+	CHECK(tu_now_ns() - t0 < 2000000000LL, "EINTR came late");
+	pthread_join(t, NULL);
+	/* Blocked by the mask: no EINTR, the timeout ends the wait. */
+	raise(SIGUSR1);
+	CHECK_EQ(io_uring_wait_cqes(ring, &cqe, 1, &short_ts, &block), -ETIME, "masked signal");
+	pthread_sigmask(SIG_UNBLOCK, &block, NULL);
+
+	/* Minimum wait: one CQE of the two asked for is enough after it. */
+	io_uring_prep_nop(sqe_of(ring, 7));
+	CHECK_EQ(io_uring_submit(ring), 1, "submit");
+	t0 = tu_now_ns();
+	CHECK_EQ(io_uring_wait_cqes_min_timeout(ring, &cqe, 2, &ts, 20000, NULL), 0, "min timeout");
+	CHECK(tu_now_ns() - t0 < 1000000000LL, "min timeout waited for the full timeout");
+	io_uring_cqe_seen(ring, cqe);
+}
+
+int main(int argc, char **argv)
+{
+	struct io_uring ring;
+
+	(void)argc;
+	tu_set_name(argv[0]);
+	/* The C library keeps the stacks of exited threads for reuse and
+	 * gives threads malloc arenas of their own as they appear, which
+	 * would blur the mapping count: run without either. */
+	if (!getenv("GLIBC_TUNABLES")) {
+		setenv("GLIBC_TUNABLES", "glibc.pthread.stack_cache_size=0:glibc.malloc.arena_max=1", 1);
+		execv("/proc/self/exe", argv);
+		FAIL("re-exec: %s", strerror(errno));
+	}
+	if (io_uring_queue_init(4, &ring, 0) == 0) {
+		if (liburing_rs_ring_engine(&ring) == LIBURING_RS_ENGINE_KERNEL)
+			test_waits(&ring);
+		io_uring_queue_exit(&ring);
+	}
+	setenv("LIBURING_RS_ENGINE", "user", 1);
+	user_ring(&ring, 4, 0);
+	test_waits(&ring);
+	usleep(20000);
+	CHECK_EQ(running_threads(), 0, "engine threads running on an idle ring");
+	io_uring_queue_exit(&ring);
+	test_fork();
+	test_workers();
+	test_cycles();
+	tu_pass();
+	return 0;
+}

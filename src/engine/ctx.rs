@@ -1,0 +1,369 @@
+//! One engine ring: the memory it shares with the application and the
+//! completion side (posting, overflow, wake-ups, eventfd signalling).
+//!
+//! The application reads and writes the shared memory from inline code at
+//! any time, so the engine never forms a reference to it: heads, tails and
+//! flags are reached as atomics, entries through raw pointers, with the
+//! kernel's orderings (acquire on what the application publishes, release
+//! on what the engine publishes).
+
+use alloc::collections::VecDeque;
+use core::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
+
+use super::os;
+use super::req::{ArmedList, Fifo, Mode};
+use super::rsrc::Rsrc;
+use super::lock::{futex_wake, Mutex};
+use crate::sys::{io_uring_cqe, io_uring_sqe, IORING_CQ_EVENTFD_DISABLED, IORING_SETUP_CQE32, IORING_SQ_CQ_OVERFLOW};
+
+/// Byte offsets inside the rings region, the kernel's `struct io_rings`.
+pub(crate) mod off {
+    pub const SQ_HEAD: usize = 0;
+    pub const SQ_TAIL: usize = 4;
+    pub const CQ_HEAD: usize = 8;
+    pub const CQ_TAIL: usize = 12;
+    pub const SQ_MASK: usize = 16;
+    pub const CQ_MASK: usize = 20;
+    pub const SQ_ENTRIES: usize = 24;
+    pub const CQ_ENTRIES: usize = 28;
+    pub const SQ_DROPPED: usize = 32;
+    pub const SQ_FLAGS: usize = 36;
+    pub const CQ_FLAGS: usize = 40;
+    pub const CQ_OVERFLOW: usize = 44;
+    pub const CQES: usize = 64;
+}
+
+/// A completion on its way to the CQ.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Cqe {
+    pub user_data: u64,
+    pub res: i32,
+    pub flags: u32,
+    /// The second half of a 32-byte CQE (CQE32 rings only).
+    pub big: [u64; 2],
+}
+
+impl Cqe {
+    pub(crate) const fn new(user_data: u64, res: i32, flags: u32) -> Cqe {
+        Cqe { user_data, res, flags, big: [0; 2] }
+    }
+}
+
+/// Where the ring's memory comes from.
+pub(crate) struct Memory {
+    /// Start of the rings region (`struct io_rings` and the CQEs).
+    pub rings: *mut u8,
+    pub rings_len: usize,
+    pub sqes: *mut io_uring_sqe,
+    pub sqes_len: usize,
+    /// True when the engine mapped it (and unmaps it at teardown); false
+    /// for IORING_SETUP_NO_MMAP memory, which is the application's.
+    pub owned: bool,
+}
+
+/// Completion-side state, under `Ctx::inner`.
+pub(crate) struct Inner {
+    /// Tail of the CQEs written so far (published by `commit`).
+    cq_tail: u32,
+    /// CQEs that found the CQ full, oldest first.
+    overflow: VecDeque<Cqe>,
+    /// CQEs written since the last notification.
+    pending_notify: u32,
+    /// Chains waiting behind an IOSQE_IO_DRAIN barrier, in submission order.
+    pub defer: Fifo,
+    /// Requests inside `defer`, chain members included.
+    pub nr_deferred: u32,
+    /// Requests that can be found by cancellation (queued, running or armed).
+    pub armed: ArmedList,
+    /// Completions made off the submitter thread of a DEFER_TASKRUN ring,
+    /// run when the submitter next asks for events.
+    pub task_work: VecDeque<super::req::TaskWork>,
+    /// Non-timeout CQEs posted so far (sequence for count-based timeouts).
+    pub cq_events: u32,
+    /// Count-based timeouts, in order of their target sequence.
+    pub seq_timeouts: alloc::vec::Vec<super::req::ReqPtr>,
+    /// Count-based timeouts whose count was reached, to complete once the
+    /// lock is dropped.
+    pub fired: alloc::vec::Vec<super::req::ReqPtr>,
+}
+
+pub(crate) struct Ctx {
+    /// The ring fd the application sees: an eventfd, readable while CQEs
+    /// are pending.
+    pub fd: i32,
+    /// IORING_SETUP_* flags the ring was created with.
+    pub flags: u32,
+    pub features: u32,
+    /// `table::FORK_GEN` when created: rings belong to one process.
+    pub fork_gen: u32,
+    /// The ring's index in the registry.
+    pub handle: AtomicU32,
+    pub mem: Memory,
+    pub sq_entries: u32,
+    pub cq_entries: u32,
+    /// The SQ index array, or null with IORING_SETUP_NO_SQARRAY.
+    pub sq_array: *const u32,
+    /// Submission side (the kernel's uring_lock).
+    pub submit: Mutex<super::submit::SubmitState>,
+    /// Completion side (the kernel's completion_lock).
+    pub inner: Mutex<Inner>,
+    /// Bumped after every CQ publish: the futex waiters sleep on.
+    pub cq_seq: AtomicU32,
+    pub cq_waiters: AtomicU32,
+    /// Timeouts that expired (they wake waiters, as in the kernel).
+    pub timeouts_fired: AtomicU32,
+    /// The ring fd has been signalled and not yet reset.
+    pub fd_signalled: AtomicBool,
+    /// Requests alive (allocated and not yet freed).
+    pub users: AtomicU32,
+    /// IORING_SETUP_R_DISABLED and not yet enabled.
+    pub disabled: AtomicBool,
+    /// pthread_self() of the only allowed submitter (SINGLE_ISSUER), or 0.
+    pub submitter: AtomicU64,
+    /// Registered eventfd: fd | ASYNC_ONLY << 32 | PRESENT << 33.
+    pub evfd: AtomicU64,
+    /// DEFER_TASKRUN completions wait in `Inner::task_work`.
+    pub tw_pending: AtomicBool,
+    /// Chains wait in `Inner::defer`.
+    pub deferred_pending: AtomicBool,
+    /// Timeouts wait in `Inner::fired`.
+    pub fired_pending: AtomicBool,
+    /// Tear-down has begun: new work is refused.
+    pub dying: AtomicBool,
+    /// Registered files and buffers.
+    pub rsrc: Mutex<Rsrc>,
+    /// Wake eventfds of threads waiting with a signal mask.
+    pub sig_waiters: Mutex<alloc::vec::Vec<i32>>,
+    pub nr_sig_waiters: AtomicU32,
+    /// A registered wait-argument region (address, bytes).
+    pub wait_region: Mutex<(u64, usize)>,
+}
+
+// SAFETY: the raw pointers address shared ring memory that is only accessed
+// through atomics or under the locks above.
+unsafe impl Send for Ctx {}
+// SAFETY: as above.
+unsafe impl Sync for Ctx {}
+
+pub(crate) const EVFD_ASYNC: u64 = 1 << 32;
+pub(crate) const EVFD_PRESENT: u64 = 1 << 33;
+
+impl Inner {
+    pub(crate) fn new() -> Inner {
+        Inner {
+            cq_tail: 0,
+            overflow: VecDeque::new(),
+            pending_notify: 0,
+            defer: Fifo::new(),
+            nr_deferred: 0,
+            armed: ArmedList::new(),
+            task_work: VecDeque::new(),
+            cq_events: 0,
+            seq_timeouts: alloc::vec::Vec::new(),
+            fired: alloc::vec::Vec::new(),
+        }
+    }
+}
+
+impl Ctx {
+    /// A shared ring word.
+    #[inline(always)]
+    pub(crate) fn word(&self, off: usize) -> &AtomicU32 {
+        // SAFETY: every offset in `off` is a 4-byte aligned u32 inside the
+        // live rings region; the application only touches it atomically
+        // (or not at all) while the engine does.
+        unsafe { &*(self.mem.rings.add(off) as *const AtomicU32) }
+    }
+
+    #[inline(always)]
+    pub(crate) fn cq_mask(&self) -> u32 {
+        self.cq_entries - 1
+    }
+
+    #[inline(always)]
+    pub(crate) fn sq_mask(&self) -> u32 {
+        self.sq_entries - 1
+    }
+
+    /// Entries the application has not consumed yet.
+    pub(crate) fn cq_ready(&self) -> u32 {
+        let tail = self.word(off::CQ_TAIL).load(Ordering::Acquire);
+        tail.wrapping_sub(self.word(off::CQ_HEAD).load(Ordering::Acquire))
+    }
+
+    pub(crate) fn set_sq_flag(&self, f: u32, on: bool) {
+        let w = self.word(off::SQ_FLAGS);
+        if on {
+            w.fetch_or(f, Ordering::SeqCst);
+        } else {
+            w.fetch_and(!f, Ordering::SeqCst);
+        }
+    }
+
+    /// Writes one CQE at `idx` (not yet published).
+    fn write_cqe(&self, idx: u32, c: &Cqe) {
+        let big = self.flags & IORING_SETUP_CQE32 != 0;
+        let slot = ((idx & self.cq_mask()) as usize) << big as usize;
+        // SAFETY: the slot lies in the CQE array (mask) and is ours: it is
+        // beyond the published tail and the application's head (acquired
+        // in `has_room`) says it finished with it.
+        unsafe {
+            let p = (self.mem.rings.add(off::CQES) as *mut io_uring_cqe).add(slot);
+            core::ptr::write_volatile(p, io_uring_cqe { user_data: c.user_data, res: c.res, flags: c.flags, big_cqe: [] });
+            if big {
+                let extra = p.add(1) as *mut u64;
+                core::ptr::write_volatile(extra, c.big[0]);
+                core::ptr::write_volatile(extra.add(1), c.big[1]);
+            }
+        }
+    }
+
+    fn has_room(&self, inner: &Inner) -> bool {
+        let head = self.word(off::CQ_HEAD).load(Ordering::Acquire);
+        inner.cq_tail.wrapping_sub(head) < self.cq_entries
+    }
+
+    /// Moves overflowed CQEs into the CQ while there is room.
+    fn flush_overflow_locked(&self, inner: &mut Inner) {
+        while let Some(c) = inner.overflow.front() {
+            if !self.has_room(inner) {
+                return;
+            }
+            let c = *c;
+            self.write_cqe(inner.cq_tail, &c);
+            inner.cq_tail = inner.cq_tail.wrapping_add(1);
+            inner.pending_notify += 1;
+            inner.overflow.pop_front();
+        }
+        self.set_sq_flag(IORING_SQ_CQ_OVERFLOW, false);
+    }
+
+    /// Adds one CQE behind everything posted or overflowed before it.
+    pub(crate) fn fill(&self, inner: &mut Inner, c: &Cqe) {
+        inner.cq_events = inner.cq_events.wrapping_add(1);
+        if !inner.seq_timeouts.is_empty() {
+            self.collect_seq_timeouts(inner);
+        }
+        if !inner.overflow.is_empty() {
+            self.flush_overflow_locked(inner);
+        }
+        if inner.overflow.is_empty() && self.has_room(inner) {
+            self.write_cqe(inner.cq_tail, c);
+            inner.cq_tail = inner.cq_tail.wrapping_add(1);
+            inner.pending_notify += 1;
+        } else {
+            inner.overflow.push_back(*c);
+            self.set_sq_flag(IORING_SQ_CQ_OVERFLOW, true);
+        }
+    }
+
+    /// Publishes what `fill` wrote; returns how many new CQEs need a
+    /// notification (done by `notify` once the lock is dropped). A
+    /// registered eventfd is signalled first, so it is readable by the time
+    /// the CQEs are visible. `mode` is the posting thread's kind: an async
+    /// eventfd hears only of completions made on workers.
+    pub(crate) fn commit(&self, inner: &mut Inner, mode: Mode) -> u32 {
+        let n = inner.pending_notify;
+        if n != 0 {
+            inner.pending_notify = 0;
+            let ev = self.evfd.load(Ordering::Acquire);
+            if ev & EVFD_PRESENT != 0
+                && (ev & EVFD_ASYNC == 0 || mode == Mode::Worker)
+                && self.word(off::CQ_FLAGS).load(Ordering::Relaxed) & IORING_CQ_EVENTFD_DISABLED == 0
+            {
+                os::eventfd_signal(ev as u32 as i32);
+            }
+            self.word(off::CQ_TAIL).store(inner.cq_tail, Ordering::Release);
+        }
+        n
+    }
+
+    /// Flushes overflow into freed CQ space (on every wait and peek).
+    pub(crate) fn flush_overflow(&self) {
+        let n = {
+            let mut inner = self.inner.lock();
+            if inner.overflow.is_empty() {
+                return;
+            }
+            self.flush_overflow_locked(&mut inner);
+            self.commit(&mut inner, Mode::Inline)
+        };
+        if n != 0 {
+            self.notify();
+        }
+        self.run_fired(Mode::Inline);
+    }
+
+    pub(crate) fn overflow_pending(&self) -> bool {
+        self.word(off::SQ_FLAGS).load(Ordering::Relaxed) & IORING_SQ_CQ_OVERFLOW != 0
+    }
+
+    /// Posts CQEs in order and wakes whoever waits for them.
+    pub(crate) fn post_all(&self, cqes: &[Cqe], mode: Mode) {
+        if cqes.is_empty() {
+            return;
+        }
+        let n = {
+            let mut inner = self.inner.lock();
+            for c in cqes {
+                self.fill(&mut inner, c);
+            }
+            self.commit(&mut inner, mode)
+        };
+        if n != 0 {
+            self.notify();
+        }
+        self.run_fired(mode);
+    }
+
+    /// Signals the ring fd and wakes waiters after new CQEs became visible.
+    pub(crate) fn notify(&self) {
+        self.signal_fd();
+        self.wake_waiters();
+    }
+
+    /// Wakes every thread waiting in `enter` to look at the ring again.
+    pub(crate) fn wake_waiters(&self) {
+        self.cq_seq.fetch_add(1, Ordering::SeqCst);
+        if self.cq_waiters.load(Ordering::SeqCst) != 0 {
+            futex_wake(&self.cq_seq, i32::MAX);
+            if self.nr_sig_waiters.load(Ordering::SeqCst) != 0 {
+                for &fd in self.sig_waiters.lock().iter() {
+                    os::eventfd_signal(fd);
+                }
+            }
+        }
+    }
+
+    /// Makes the ring fd readable. It stays readable until the reactor sees
+    /// the CQ drained (see `reset_fd`), so a busy ring pays for one write
+    /// per drain cycle, not per CQE.
+    fn signal_fd(&self) {
+        fence(Ordering::SeqCst);
+        if !self.fd_signalled.load(Ordering::Relaxed) && !self.fd_signalled.swap(true, Ordering::SeqCst) {
+            os::eventfd_signal(self.fd);
+            super::reactor::watch_ring(self);
+        }
+    }
+
+    /// Clears the ring fd's readability if the CQ is empty. Returns true if
+    /// it is still signalled (CQEs pending).
+    pub(crate) fn reset_fd(&self) -> bool {
+        if !self.fd_signalled.load(Ordering::SeqCst) {
+            return false;
+        }
+        if self.cq_ready() != 0 {
+            return true;
+        }
+        self.fd_signalled.store(false, Ordering::SeqCst);
+        os::eventfd_drain(self.fd);
+        // A CQE posted meanwhile may have seen the flag still set and
+        // skipped its signal: signal again for it.
+        if self.cq_ready() != 0 {
+            self.fd_signalled.store(true, Ordering::SeqCst);
+            os::eventfd_signal(self.fd);
+            return true;
+        }
+        false
+    }
+}

@@ -1,0 +1,33 @@
+//! EPOLL_CTL: epoll_ctl(2) with the event copied at submission.
+
+use super::ctx::Ctx;
+use super::opdef::{OpDef, BASE};
+use super::req::{Issued, Mode, OpData, Req, ReqPtr};
+use super::os;
+
+fn prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
+    if r.sqe.buf_index != 0 || r.sqe.file_index != 0 {
+        return Err(-libc::EINVAL);
+    }
+    let mut ev = [0u8; core::mem::size_of::<libc::epoll_event>()];
+    if r.sqe.len as i32 != libc::EPOLL_CTL_DEL {
+        os::copy_from_user(ev.as_mut_ptr(), r.sqe.addr, ev.len())?;
+    }
+    let mut big = [0u64; 2];
+    // SAFETY: epoll_event (12 bytes) fits in the 16 bytes of `big`.
+    unsafe { core::ptr::copy_nonoverlapping(ev.as_ptr(), big.as_mut_ptr() as *mut u8, ev.len()) };
+    r.io = OpData::Event(big);
+    Ok(())
+}
+
+fn issue(_: &Ctx, req: ReqPtr, _: Mode) -> Issued {
+    // SAFETY: issue functions own their request.
+    let r = unsafe { req.get() };
+    let OpData::Event(mut ev) = r.io else { unreachable!() };
+    // SAFETY: `ev` holds the caller's epoll_event; epfd and fd are checked
+    // by the kernel.
+    let ret = unsafe { libc::epoll_ctl(r.sqe.fd, r.sqe.len as i32, r.sqe.off as i32, ev.as_mut_ptr() as *mut libc::epoll_event) };
+    Issued::Done(os::cvt32(ret), 0)
+}
+
+pub(crate) const EPOLL_CTL: OpDef = OpDef { prep, issue, ..BASE };

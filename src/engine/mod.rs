@@ -1,0 +1,224 @@
+//! The userspace engine: io_uring implemented inside this process, for
+//! where the kernel's is unavailable (seccomp, sysctl, old kernels) or
+//! when asked for with `LIBURING_RS_ENGINE=user`.
+//!
+//! An engine ring has the same memory layout as a kernel ring, so every
+//! inline helper of liburing.h works on it unchanged; its fd is an eventfd
+//! that is readable while CQEs are pending. The ring logic reaches the
+//! engine only through the hooks below (setup, mapping, enter, register,
+//! close); everything else lives in this directory, arranged like the
+//! kernel's io_uring/:
+//!
+//! | file | kernel counterpart |
+//! |---|---|
+//! | `setup.rs`, `ctx.rs` | ring creation, CQ posting, overflow |
+//! | `submit.rs`, `req.rs` | SQ consumption, request life, links, drain |
+//! | `wait.rs`, `waiter.rs` | io_uring_enter, io_cqring_wait |
+//! | `opdef.rs` | opdef.c (one row per opcode) |
+//! | `nop.rs` ... | one file per op family |
+//! | `register.rs`, `rsrc.rs` | register.c, rsrc.c, filetable.c |
+//! | `io_wq.rs` | io-wq.c (worker pool) |
+//! | `reactor.rs` | poll.c's wait queues and the timeout hrtimers |
+
+mod advise;
+mod cancel;
+mod ctx;
+mod epoll;
+mod fork;
+mod fs;
+mod io_wq;
+mod lock;
+#[cfg(panic = "abort")]
+mod malloc;
+mod nop;
+mod opdef;
+mod openclose;
+mod os;
+mod path;
+mod poll;
+mod reactor;
+mod register;
+mod req;
+mod rsrc;
+mod rw;
+mod setup;
+mod splice;
+mod sqe;
+mod submit;
+mod sync;
+mod table;
+mod timeout;
+mod wait;
+mod waiter;
+mod xattr;
+
+use core::ffi::c_void;
+use core::sync::atomic::Ordering;
+
+use crate::sys::{self, io_uring_params, IORING_ENTER_REGISTERED_RING, IORING_REGISTER_USE_REGISTERED_RING};
+
+/// A bit of `IoUring::int_flags` (free in liburing) marking engine rings,
+/// so the ring logic's enter path tests a byte it has loaded anyway.
+pub const INT_FLAG: u8 = 0x40;
+
+/// Hook (ring setup, after success): the int_flags bit for ring fd `fd`.
+pub fn int_flag(fd: i32) -> u8 {
+    if active() && table::lookup(fd).is_some() {
+        INT_FLAG
+    } else {
+        0
+    }
+}
+
+/// `liburing_rs_ring_engine()` values.
+pub const ENGINE_KERNEL: i32 = 0;
+pub const ENGINE_USER: i32 = 1;
+
+enum Select {
+    Auto,
+    Kernel,
+    User,
+}
+
+/// LIBURING_RS_ENGINE, read at every ring setup.
+fn selection() -> Result<Select, i32> {
+    // SAFETY: getenv with a NUL-terminated name; the result, if any, is a
+    // NUL-terminated string owned by the environment.
+    let v = unsafe { libc::getenv(c"LIBURING_RS_ENGINE".as_ptr()) };
+    if v.is_null() {
+        return Ok(Select::Auto);
+    }
+    // SAFETY: as above.
+    match unsafe { core::ffi::CStr::from_ptr(v) }.to_bytes() {
+        b"" | b"auto" => Ok(Select::Auto),
+        b"kernel" => Ok(Select::Kernel),
+        b"user" => Ok(Select::User),
+        _ => Err(-libc::EINVAL),
+    }
+}
+
+/// Hook (ring setup): creates a ring like io_uring_setup(2), in the kernel
+/// or in the engine as LIBURING_RS_ENGINE says. In `auto` mode the engine
+/// steps in only when the kernel refuses io_uring itself (ENOSYS, EPERM,
+/// EACCES).
+///
+/// # Safety
+/// `p` is a valid, writable io_uring_params.
+pub unsafe fn io_uring_setup(entries: u32, p: *mut io_uring_params) -> i32 {
+    match selection() {
+        Err(e) => e,
+        // SAFETY: forwarded contract.
+        Ok(Select::Kernel) => unsafe { sys::io_uring_setup(entries, p) },
+        // SAFETY: forwarded contract.
+        Ok(Select::User) => setup::create(entries, unsafe { &mut *p }),
+        Ok(Select::Auto) => {
+            // SAFETY: forwarded contract.
+            let fd = unsafe { sys::io_uring_setup(entries, p) };
+            if fd == -libc::ENOSYS || fd == -libc::EPERM || fd == -libc::EACCES {
+                // SAFETY: forwarded contract.
+                setup::create(entries, unsafe { &mut *p })
+            } else {
+                fd
+            }
+        }
+    }
+}
+
+/// Hook (ring mapping): mmap(2) of a ring fd at one of the IORING_OFF_*
+/// offsets; engine rings hand out their own memory.
+///
+/// # Safety
+/// As for `sys::mmap`.
+pub unsafe fn mmap(addr: *mut c_void, len: usize, prot: i32, flags: i32, fd: i32, off: i64) -> Result<*mut c_void, i32> {
+    if active() {
+        if let Some(r) = table::lookup(fd) {
+            if !fork::ours(r.ctx().fork_gen) {
+                return Err(-libc::EBADFD);
+            }
+            return r.ctx().map_for_app(off as u64, len);
+        }
+    }
+    // SAFETY: forwarded contract.
+    unsafe { sys::mmap(addr, len, prot, flags, fd, off) }
+}
+
+/// Whether any engine ring exists: while none does, the raw system calls
+/// go straight to the kernel (one load and a branch).
+#[inline(always)]
+pub fn active() -> bool {
+    table::LIVE.load(Ordering::Relaxed) != 0
+}
+
+/// Hook (enter): io_uring_enter(2) for rings marked with `INT_FLAG`, and
+/// for the raw system call once `active()`: engine rings are served here,
+/// anything else goes to the kernel.
+///
+/// # Safety
+/// As for `sys::io_uring_enter`.
+#[cold]
+#[inline(never)]
+pub unsafe fn enter(fd: i32, to_submit: u32, min_complete: u32, flags: u32, arg: *const c_void, argsz: usize) -> i32 {
+    let r = if flags & IORING_ENTER_REGISTERED_RING != 0 { table::lookup_registered(fd as u32) } else { table::lookup(fd) };
+    let Some(r) = r else {
+        // SAFETY: forwarded contract.
+        return unsafe { sys::kernel_enter(fd, to_submit, min_complete, flags, arg, argsz) };
+    };
+    let ctx = r.ctx();
+    if !fork::ours(ctx.fork_gen) {
+        return -libc::EBADFD;
+    }
+    // SAFETY: forwarded contract.
+    unsafe { wait::enter(ctx, to_submit, min_complete, flags, arg, argsz) }
+}
+
+/// Hook (register): io_uring_register(2) once `active()`.
+///
+/// # Safety
+/// As for `sys::io_uring_register`.
+#[cold]
+#[inline(never)]
+pub unsafe fn register(fd: i32, opcode: u32, arg: *const c_void, nr_args: u32) -> i32 {
+    let r = if opcode & IORING_REGISTER_USE_REGISTERED_RING != 0 { table::lookup_registered(fd as u32) } else { table::lookup(fd) };
+    let Some(r) = r else {
+        // SAFETY: forwarded contract.
+        return unsafe { sys::kernel_register(fd, opcode, arg, nr_args) };
+    };
+    if !fork::ours(r.ctx().fork_gen) {
+        return -libc::EBADFD;
+    }
+    // SAFETY: forwarded contract.
+    unsafe { register::register(&r, opcode & !IORING_REGISTER_USE_REGISTERED_RING, arg, nr_args) }
+}
+
+/// Hook (teardown): closes a ring fd; an engine ring is torn down first
+/// (in-flight work cancelled or waited for, threads and fds released).
+pub fn close(fd: i32) -> i32 {
+    if active() {
+        if let Some(r) = table::unregister(fd) {
+            setup::shutdown(r);
+            return 0;
+        }
+    }
+    // SAFETY: the caller owns fd.
+    unsafe { sys::close(fd) }
+}
+
+/// `liburing_rs_ring_engine()`: which engine runs the ring behind `fd`
+/// (or registered index, with `registered`). -EBADF: not a live ring fd.
+pub fn ring_engine(fd: i32, registered: bool) -> i32 {
+    let r = if registered { table::lookup_registered(fd as u32) } else { table::lookup(fd) };
+    match r {
+        Some(r) if fork::ours(r.ctx().fork_gen) => ENGINE_USER,
+        Some(_) => -libc::EBADFD,
+        None if fd < 0 => -libc::EBADF,
+        None => {
+            // A kernel ring answers an empty io_uring_enter; anything else
+            // is not a ring.
+            // SAFETY: no submissions, no wait, no argument memory.
+            match unsafe { sys::kernel_enter(fd, 0, 0, if registered { IORING_ENTER_REGISTERED_RING } else { 0 }, core::ptr::null(), 0) } {
+                e if e == -libc::EBADF || e == -libc::EOPNOTSUPP || e == -libc::EINVAL => -libc::EBADF,
+                _ => ENGINE_KERNEL,
+            }
+        }
+    }
+}

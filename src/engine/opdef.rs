@@ -1,0 +1,115 @@
+//! One row per opcode the engine implements: how to prepare and issue it,
+//! whether it needs a file, whether it may run inline, and what readiness
+//! it waits for on a pollable file. Opcodes without a row complete with
+//! -EINVAL, exactly as on a kernel that predates them, and the probe
+//! reports the rows and nothing else.
+
+use super::ctx::Ctx;
+use super::req::{Issued, Mode, Req, ReqPtr};
+use crate::sys::*;
+
+#[derive(Clone, Copy)]
+pub(crate) struct OpDef {
+    /// Checks the SQE and records what the op needs (at submission).
+    pub prep: fn(&Ctx, &mut Req) -> Result<(), i32>,
+    /// Does the work; see [`Issued`].
+    pub issue: fn(&Ctx, ReqPtr, Mode) -> Issued,
+    /// Copies user memory the op reads later (iovecs, paths) before the
+    /// request leaves the submitting call.
+    pub stabilize: fn(&mut Req) -> Result<(), i32>,
+    /// Readiness (EPOLLIN/EPOLLOUT) to wait for when the file is pollable;
+    /// 0 sends blocked work to the worker pool instead.
+    pub poll_mask: fn(&Req) -> u32,
+    /// The SQE's fd (or fixed file) is resolved before issue.
+    pub needs_file: bool,
+    /// Never attempted inline: always a worker (ops that block in the
+    /// kernel too, e.g. fsync).
+    pub force_async: bool,
+    /// Accepts a non-zero `ioprio`.
+    pub ioprio: bool,
+    /// Accepts IOSQE_BUFFER_SELECT.
+    pub buffer_select: bool,
+    /// May block indefinitely (pipes): counted against the unbounded worker
+    /// cap rather than the bounded one.
+    pub unbounded: bool,
+}
+
+pub(crate) fn stable(_: &mut Req) -> Result<(), i32> {
+    Ok(())
+}
+
+pub(crate) fn no_poll(_: &Req) -> u32 {
+    0
+}
+
+pub(crate) const BASE: OpDef = OpDef {
+    prep: |_, _| Ok(()),
+    issue: |_, _, _| Issued::Done(-libc::EINVAL, 0),
+    stabilize: stable,
+    poll_mask: no_poll,
+    needs_file: false,
+    force_async: false,
+    ioprio: false,
+    buffer_select: false,
+    unbounded: false,
+};
+
+const N: usize = IORING_OP_LAST as usize;
+
+static TABLE: [Option<OpDef>; N] = {
+    let mut t: [Option<OpDef>; N] = [None; N];
+    t[IORING_OP_NOP as usize] = Some(super::nop::NOP);
+    t[IORING_OP_READ as usize] = Some(super::rw::RW_BUFSEL);
+    t[IORING_OP_READV as usize] = Some(super::rw::RW_BUFSEL);
+    t[IORING_OP_WRITE as usize] = Some(super::rw::RW);
+    t[IORING_OP_WRITEV as usize] = Some(super::rw::RW);
+    t[IORING_OP_READ_FIXED as usize] = Some(super::rw::RW);
+    t[IORING_OP_WRITE_FIXED as usize] = Some(super::rw::RW);
+    t[IORING_OP_FSYNC as usize] = Some(super::sync::SYNC);
+    t[IORING_OP_SYNC_FILE_RANGE as usize] = Some(super::sync::SYNC);
+    t[IORING_OP_FALLOCATE as usize] = Some(super::sync::SYNC);
+    t[IORING_OP_FTRUNCATE as usize] = Some(super::sync::SYNC);
+    t[IORING_OP_FADVISE as usize] = Some(super::advise::FADVISE);
+    t[IORING_OP_MADVISE as usize] = Some(super::advise::MADVISE);
+    t[IORING_OP_OPENAT as usize] = Some(super::openclose::OPEN);
+    t[IORING_OP_OPENAT2 as usize] = Some(super::openclose::OPEN);
+    t[IORING_OP_CLOSE as usize] = Some(super::openclose::CLOSE);
+    t[IORING_OP_STATX as usize] = Some(super::fs::PATH_OP);
+    t[IORING_OP_RENAMEAT as usize] = Some(super::fs::PATH_OP);
+    t[IORING_OP_UNLINKAT as usize] = Some(super::fs::PATH_OP);
+    t[IORING_OP_MKDIRAT as usize] = Some(super::fs::PATH_OP);
+    t[IORING_OP_SYMLINKAT as usize] = Some(super::fs::PATH_OP);
+    t[IORING_OP_LINKAT as usize] = Some(super::fs::PATH_OP);
+    t[IORING_OP_GETXATTR as usize] = Some(super::xattr::XATTR);
+    t[IORING_OP_SETXATTR as usize] = Some(super::xattr::XATTR);
+    t[IORING_OP_FGETXATTR as usize] = Some(super::xattr::FXATTR);
+    t[IORING_OP_FSETXATTR as usize] = Some(super::xattr::FXATTR);
+    t[IORING_OP_SPLICE as usize] = Some(super::splice::SPLICE);
+    t[IORING_OP_TEE as usize] = Some(super::splice::SPLICE);
+    t[IORING_OP_ASYNC_CANCEL as usize] = Some(super::cancel::ASYNC_CANCEL);
+    t[IORING_OP_FILES_UPDATE as usize] = Some(super::rsrc::FILES_UPDATE);
+    t[IORING_OP_EPOLL_CTL as usize] = Some(super::epoll::EPOLL_CTL);
+    t[IORING_OP_POLL_ADD as usize] = Some(super::poll::POLL_ADD);
+    t[IORING_OP_POLL_REMOVE as usize] = Some(super::poll::POLL_REMOVE);
+    t[IORING_OP_TIMEOUT as usize] = Some(super::timeout::TIMEOUT);
+    t[IORING_OP_TIMEOUT_REMOVE as usize] = Some(super::timeout::TIMEOUT_REMOVE);
+    t[IORING_OP_LINK_TIMEOUT as usize] = Some(super::timeout::LINK_TIMEOUT);
+    t
+};
+
+/// The row for `opcode`, if the engine implements it.
+#[inline]
+pub(crate) fn lookup(opcode: u8) -> Option<&'static OpDef> {
+    TABLE.get(opcode as usize).and_then(|d| d.as_ref())
+}
+
+/// The row of an opcode already accepted at submission.
+#[inline]
+pub(crate) fn get(opcode: u8) -> &'static OpDef {
+    lookup(opcode).unwrap_or(&BASE)
+}
+
+/// Whether the engine implements `opcode` (the probe's answer).
+pub(crate) fn supported(opcode: u32) -> bool {
+    opcode < N as u32 && TABLE[opcode as usize].is_some()
+}

@@ -1,0 +1,416 @@
+//! The reactor: one thread per process that waits, on epoll, for the
+//! readiness of files (poll requests, reads and writes that would block on
+//! pipes, sockets, ttys) and, on a timerfd, for timeouts. It also resets
+//! ring fds once their CQ is drained. Started on first use; it stops when
+//! no engine ring is left and nothing is armed.
+
+use alloc::vec::Vec;
+use core::sync::atomic::Ordering;
+
+use super::ctx::Ctx;
+use super::req::{self, rf, st, Mode, ReqPtr};
+use super::lock::Mutex;
+use super::{os, table};
+
+const TAG_WAKE: u64 = 1;
+const TAG_TIMER: u64 = 2;
+/// How often drained rings have their fd reset (well under the 1 ms the
+/// readiness of an idle ring fd may lag).
+const TICK_NS: u64 = 400_000;
+
+struct State {
+    epfd: i32,
+    wakefd: i32,
+    timerfd: i32,
+    running: bool,
+    /// Armed timers, soonest first.
+    timers: Vec<(u64, ReqPtr)>,
+    /// The expiry the timerfd is set to (u64::MAX: none).
+    armed_at: u64,
+    /// Rings whose fd is signalled (registry indexes).
+    watched: Vec<u32>,
+    /// Requests registered with epoll.
+    polls: u32,
+    /// Requests freed while an event batch may still name them.
+    graveyard: Vec<ReqPtr>,
+}
+
+static R: Mutex<State> = Mutex::new(State {
+    epfd: -1,
+    wakefd: -1,
+    timerfd: -1,
+    running: false,
+    timers: Vec::new(),
+    armed_at: u64::MAX,
+    watched: Vec::new(),
+    polls: 0,
+    graveyard: Vec::new(),
+});
+
+fn ctl(epfd: i32, op: i32, fd: i32, events: u32, data: u64) -> i32 {
+    let mut ev = libc::epoll_event { events, u64: data };
+    // SAFETY: a live epoll_event; the kernel checks the fds.
+    os::cvt32(unsafe { libc::epoll_ctl(epfd, op, fd, &mut ev) })
+}
+
+fn set_timer(s: &mut State, at: u64) {
+    if at == s.armed_at {
+        return;
+    }
+    s.armed_at = at;
+    let t = if at == u64::MAX { libc::timespec { tv_sec: 0, tv_nsec: 0 } } else { os::ns_to_timespec(at.max(1)) };
+    let its = libc::itimerspec { it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 }, it_value: t };
+    // SAFETY: live itimerspec; the timerfd is ours.
+    unsafe { libc::timerfd_settime(s.timerfd, libc::TFD_TIMER_ABSTIME, &its, core::ptr::null_mut()) };
+}
+
+fn next_expiry(s: &State) -> u64 {
+    let mut at = s.timers.first().map_or(u64::MAX, |t| t.0);
+    if !s.watched.is_empty() {
+        at = at.min(os::now_ns() + TICK_NS);
+    }
+    at
+}
+
+/// Starts the reactor thread if it is not running.
+fn ensure(s: &mut State) -> Result<(), i32> {
+    if s.running {
+        return Ok(());
+    }
+    // SAFETY: plain fd creation.
+    let epfd = os::cvt32(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) });
+    if epfd < 0 {
+        return Err(epfd);
+    }
+    let wakefd = os::eventfd();
+    // SAFETY: plain fd creation.
+    let timerfd = os::cvt32(unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_CLOEXEC | libc::TFD_NONBLOCK) });
+    if wakefd < 0 || timerfd < 0 {
+        os::close(epfd);
+        os::close(wakefd);
+        os::close(timerfd);
+        return Err(if wakefd < 0 { wakefd } else { timerfd });
+    }
+    ctl(epfd, libc::EPOLL_CTL_ADD, wakefd, libc::EPOLLIN as u32, TAG_WAKE);
+    ctl(epfd, libc::EPOLL_CTL_ADD, timerfd, libc::EPOLLIN as u32, TAG_TIMER);
+    if let Err(e) = os::spawn(main, core::ptr::null_mut()) {
+        os::close(epfd);
+        os::close(wakefd);
+        os::close(timerfd);
+        return Err(e);
+    }
+    s.epfd = epfd;
+    s.wakefd = wakefd;
+    s.timerfd = timerfd;
+    s.armed_at = u64::MAX;
+    s.running = true;
+    Ok(())
+}
+
+extern "C" fn main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
+    let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 64];
+    loop {
+        let (epfd, grave) = {
+            let mut s = R.lock();
+            let grave = core::mem::take(&mut s.graveyard);
+            if table::LIVE.load(Ordering::Acquire) == 0 && s.timers.is_empty() && s.watched.is_empty() && s.polls == 0 {
+                os::close(s.epfd);
+                os::close(s.wakefd);
+                os::close(s.timerfd);
+                s.epfd = -1;
+                s.running = false;
+                drop(s);
+                free_graves(grave);
+                return core::ptr::null_mut();
+            }
+            let at = next_expiry(&s);
+            set_timer(&mut s, at);
+            (s.epfd, grave)
+        };
+        free_graves(grave);
+        // SAFETY: a live event buffer of evs.len() entries.
+        let n = unsafe { libc::epoll_wait(epfd, evs.as_mut_ptr(), evs.len() as i32, -1) };
+        for ev in evs.iter().take(n.max(0) as usize) {
+            let (events, data) = (ev.events, ev.u64);
+            match data & 7 {
+                TAG_WAKE => os::eventfd_drain(R.lock().wakefd),
+                TAG_TIMER => expire(),
+                _ => {
+                    // SAFETY: requests registered with epoll are freed only
+                    // through the graveyard, after this batch.
+                    ready(unsafe { ReqPtr::from_addr(data) }, events);
+                }
+            }
+        }
+    }
+}
+
+fn free_graves(grave: Vec<ReqPtr>) {
+    for r in grave {
+        // SAFETY: buried before the previous epoll_wait returned.
+        unsafe { req::free_buried(r) };
+    }
+}
+
+/// A registered request's file is ready.
+fn ready(r: ReqPtr, events: u32) {
+    if r.state().compare_exchange(st::ARMED, st::IDLE, Ordering::AcqRel, Ordering::Acquire).is_err() {
+        return;
+    }
+    // SAFETY: we won the request's state: it is ours.
+    let q = unsafe { r.get() };
+    let ctx = q.ctx();
+    let _ring = table::hold(ctx);
+    if q.sqe.opcode == crate::sys::IORING_OP_POLL_ADD {
+        super::poll::event(ctx, r, events);
+    } else {
+        req::issue(ctx, r, Mode::Reactor);
+    }
+}
+
+/// Registers `req` (whose `file` is its own dup) to run again when its file
+/// reports `mask`. -EPERM: the file cannot be polled.
+pub(crate) fn arm_io(ctx: &Ctx, r: ReqPtr, mask: u32) -> Result<(), i32> {
+    arm_fd(ctx, r, mask | libc::EPOLLONESHOT as u32)
+}
+
+/// As `arm_io`, with the epoll flags given in full.
+pub(crate) fn arm_fd(ctx: &Ctx, r: ReqPtr, events: u32) -> Result<(), i32> {
+    // SAFETY: the caller owns the request until it is armed.
+    let q = unsafe { r.get() };
+    let (epfd, first) = {
+        let mut s = R.lock();
+        ensure(&mut s)?;
+        let first = q.flags & rf::EPOLLED == 0;
+        if first {
+            s.polls += 1;
+        }
+        (s.epfd, first)
+    };
+    let fd = q.file;
+    q.flags |= rf::EPOLLED;
+    ctx.list(r, st::ARMED);
+    let op = if first { libc::EPOLL_CTL_ADD } else { libc::EPOLL_CTL_MOD };
+    let ret = ctl(epfd, op, fd, events, r.addr());
+    if ret < 0 {
+        if !ctx.claim(r, st::ARMED, st::IDLE) {
+            // A canceller took it meanwhile and completes it.
+            return Ok(());
+        }
+        if first {
+            q.flags &= !rf::EPOLLED;
+            R.lock().polls -= 1;
+        }
+        return Err(ret);
+    }
+    Ok(())
+}
+
+/// Stops watching a request's file (its owner is about to complete it).
+pub(crate) fn disarm_fd(r: &req::Req) {
+    let epfd = R.lock().epfd;
+    if epfd >= 0 {
+        ctl(epfd, libc::EPOLL_CTL_DEL, r.file, 0, 0);
+    }
+}
+
+/// Frees a request that was registered with epoll: unregisters and closes
+/// its file now, frees its memory after the current event batch.
+pub(crate) fn bury(r: ReqPtr) {
+    // SAFETY: the caller owns the request and gives it up here.
+    let q = unsafe { r.get() };
+    let mut s = R.lock();
+    if s.epfd >= 0 && q.file >= 0 {
+        ctl(s.epfd, libc::EPOLL_CTL_DEL, q.file, 0, 0);
+    }
+    if q.flags & rf::OWN_FILE != 0 {
+        os::close(q.file);
+        q.file = -1;
+    }
+    s.polls -= 1;
+    s.graveyard.push(r);
+    if s.graveyard.len() >= 64 && s.running {
+        os::eventfd_signal(s.wakefd);
+    }
+}
+
+/// Arms a timer for `r` (state ARMED) at CLOCK_MONOTONIC `at`.
+pub(crate) fn add_timer(r: ReqPtr, at: u64) -> Result<(), i32> {
+    let mut s = R.lock();
+    ensure(&mut s)?;
+    insert_timer(&mut s, r, at);
+    Ok(())
+}
+
+fn insert_timer(s: &mut State, r: ReqPtr, at: u64) {
+    let i = s.timers.partition_point(|t| t.0 <= at);
+    s.timers.insert(i, (at, r));
+    if at < s.armed_at {
+        set_timer(s, at);
+    }
+}
+
+/// The timer list, locked (link timeouts change state under it).
+pub(crate) struct Timers(super::lock::Guard<'static, State>);
+
+pub(crate) fn lock_timers() -> Timers {
+    Timers(R.lock())
+}
+
+impl Timers {
+    pub(crate) fn insert(&mut self, r: ReqPtr, at: u64) -> Result<(), i32> {
+        ensure(&mut self.0)?;
+        insert_timer(&mut self.0, r, at);
+        Ok(())
+    }
+
+    pub(crate) fn remove(&mut self, r: ReqPtr) -> bool {
+        remove(&mut self.0, r)
+    }
+
+    /// The first armed timer `pick` accepts.
+    pub(crate) fn find(&self, mut pick: impl FnMut(ReqPtr) -> bool) -> Option<ReqPtr> {
+        self.0.timers.iter().map(|t| t.1).find(|&r| pick(r))
+    }
+}
+
+fn remove(s: &mut State, r: ReqPtr) -> bool {
+    match s.timers.iter().position(|t| t.1 == r) {
+        Some(i) => {
+            s.timers.remove(i);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Takes `r` off the timers; false if it already fired.
+pub(crate) fn del_timer(r: ReqPtr) -> bool {
+    remove(&mut R.lock(), r)
+}
+
+/// Fires every timer that is due, and ticks watched rings.
+fn expire() {
+    let now = os::now_ns();
+    let (due, watched) = {
+        let mut s = R.lock();
+        let mut buf = [0u8; 8];
+        // SAFETY: reads the expiration count into a live buffer.
+        unsafe { libc::read(s.timerfd, buf.as_mut_ptr() as *mut core::ffi::c_void, 8) };
+        s.armed_at = u64::MAX;
+        let n = s.timers.partition_point(|t| t.0 <= now);
+        let mut due = Vec::new();
+        let mut arming = Vec::new();
+        for (_, r) in s.timers.drain(..n) {
+            // SAFETY: timers in the list are alive while the lock is held.
+            let link = unsafe { r.get() }.sqe.opcode == crate::sys::IORING_OP_LINK_TIMEOUT;
+            let to = if link { st::FIRING } else { st::IDLE };
+            match r.state().compare_exchange(st::ARMED, to, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => due.push(r),
+                // Still being armed by its issuer: fire it on the next tick.
+                Err(st::IDLE) => arming.push(r),
+                // A canceller owns it.
+                Err(_) => {}
+            }
+        }
+        for r in arming {
+            insert_timer(&mut s, r, now + TICK_NS);
+        }
+        (due, s.watched.clone())
+    };
+    for r in due {
+        // SAFETY: we won the state: the request is ours.
+        let ctx = unsafe { r.get() }.ctx();
+        let _ring = table::hold(ctx);
+        super::timeout::fire(ctx, r);
+    }
+    let mut done = Vec::new();
+    for idx in watched {
+        if let Some(ring) = table::lookup_index(idx as usize) {
+            let ctx = ring.ctx();
+            ctx.flush_overflow();
+            if ctx.reset_fd() || ctx.overflow_pending() {
+                continue;
+            }
+        }
+        done.push(idx);
+    }
+    if done.is_empty() {
+        return;
+    }
+    let mut s = R.lock();
+    s.watched.retain(|i| !done.contains(i));
+    // A ring signalled again after its reset found itself still listed and
+    // did not add itself: put it back.
+    for idx in done {
+        if let Some(ring) = table::lookup_index(idx as usize) {
+            if ring.ctx().fd_signalled.load(Ordering::SeqCst) && !s.watched.contains(&idx) {
+                s.watched.push(idx);
+            }
+        }
+    }
+}
+
+/// A ring's fd became signalled: reset it once its CQ drains.
+pub(crate) fn watch_ring(ctx: &Ctx) {
+    let idx = ctx.handle.load(Ordering::Relaxed);
+    let mut s = R.lock();
+    if ensure(&mut s).is_err() {
+        return;
+    }
+    if !s.watched.contains(&idx) {
+        s.watched.push(idx);
+        let at = next_expiry(&s);
+        if at < s.armed_at {
+            set_timer(&mut s, at);
+        }
+    }
+}
+
+/// A ring is going away.
+pub(crate) fn unwatch_ring(ctx: &Ctx) {
+    let idx = ctx.handle.load(Ordering::Relaxed);
+    R.lock().watched.retain(|&i| i != idx);
+}
+
+/// Lets the reactor exit if nothing is left for it, and waits (briefly)
+/// until it has closed its fds, so the last ring's teardown leaves none.
+pub(crate) fn maybe_stop() {
+    {
+        let s = R.lock();
+        if !s.running {
+            return;
+        }
+        os::eventfd_signal(s.wakefd);
+    }
+    for _ in 0..2000 {
+        if !R.lock().running || table::LIVE.load(Ordering::Acquire) != 0 {
+            return;
+        }
+        // SAFETY: plain sleep.
+        unsafe { libc::usleep(500) };
+    }
+}
+
+/// In a forked child: the reactor thread did not come along.
+///
+/// # Safety
+/// Only from the atfork child handler.
+pub(crate) unsafe fn after_fork_child() {
+    // SAFETY: forwarded contract.
+    unsafe { R.reset_after_fork() };
+    let mut s = R.lock();
+    os::close(s.epfd);
+    os::close(s.wakefd);
+    os::close(s.timerfd);
+    // The parent's requests are not ours to touch: forget them.
+    core::mem::forget(core::mem::take(&mut s.timers));
+    core::mem::forget(core::mem::take(&mut s.graveyard));
+    s.epfd = -1;
+    s.wakefd = -1;
+    s.timerfd = -1;
+    s.running = false;
+    s.armed_at = u64::MAX;
+    s.watched.clear();
+    s.polls = 0;
+}

@@ -1,0 +1,225 @@
+//! `io_uring_register(2)` on an engine ring. Opcodes the engine does not
+//! implement answer -EINVAL, as a kernel without them does.
+
+use core::sync::atomic::Ordering;
+
+use super::ctx::{Ctx, EVFD_ASYNC, EVFD_PRESENT};
+use super::table::{self, RingRef};
+use super::{io_wq, opdef, os, rsrc};
+use crate::sys::*;
+
+/// Kernel limit on registered ring fds per call.
+const MAX_RING_FDS: u32 = 16;
+
+/// # Safety
+/// `arg`/`nr` are what the caller passed to io_uring_register; they are
+/// only accessed through checked copies.
+pub(crate) unsafe fn register(r: &RingRef, opcode: u32, arg: *const core::ffi::c_void, nr: u32) -> i32 {
+    let ctx = r.ctx();
+    let arg = arg as u64;
+    match opcode {
+        IORING_REGISTER_PROBE => probe(arg, nr),
+        IORING_REGISTER_ENABLE_RINGS => enable(ctx, arg, nr),
+        IORING_REGISTER_FILES => rsrc::register_files(ctx, arg, nr),
+        IORING_REGISTER_FILES2 => rsrc::register_rsrc2(ctx, arg, nr, true),
+        IORING_REGISTER_BUFFERS2 => rsrc::register_rsrc2(ctx, arg, nr, false),
+        IORING_UNREGISTER_FILES => none_arg(arg, nr).unwrap_or_else(|| rsrc::unregister_files(ctx)),
+        IORING_REGISTER_FILES_UPDATE => rsrc::register_files_update(ctx, arg, nr),
+        IORING_REGISTER_FILES_UPDATE2 => rsrc::register_update2(ctx, arg, nr, true),
+        IORING_REGISTER_BUFFERS_UPDATE => rsrc::register_update2(ctx, arg, nr, false),
+        IORING_REGISTER_FILE_ALLOC_RANGE => rsrc::register_alloc_range(ctx, arg),
+        IORING_REGISTER_BUFFERS => rsrc::register_buffers(ctx, arg, nr),
+        IORING_UNREGISTER_BUFFERS => none_arg(arg, nr).unwrap_or_else(|| rsrc::unregister_buffers(ctx)),
+        IORING_REGISTER_EVENTFD => eventfd(ctx, arg, nr, false),
+        IORING_REGISTER_EVENTFD_ASYNC => eventfd(ctx, arg, nr, true),
+        IORING_UNREGISTER_EVENTFD => none_arg(arg, nr).unwrap_or_else(|| unregister_eventfd(ctx)),
+        IORING_REGISTER_IOWQ_MAX_WORKERS => max_workers(arg, nr),
+        IORING_REGISTER_IOWQ_AFF => io_wq::set_affinity(arg, nr),
+        IORING_UNREGISTER_IOWQ_AFF => none_arg(arg, nr).unwrap_or_else(io_wq::clear_affinity),
+        IORING_REGISTER_RING_FDS => ring_fds(r, arg, nr, true),
+        IORING_UNREGISTER_RING_FDS => ring_fds(r, arg, nr, false),
+        IORING_REGISTER_MEM_REGION => mem_region(ctx, arg, nr),
+        IORING_REGISTER_SYNC_CANCEL if nr == 1 => super::cancel::sync_cancel(ctx, arg),
+        _ => -libc::EINVAL,
+    }
+}
+
+/// Opcodes that take no argument: anything else is -EINVAL.
+fn none_arg(arg: u64, nr: u32) -> Option<i32> {
+    if arg != 0 || nr != 0 {
+        Some(-libc::EINVAL)
+    } else {
+        None
+    }
+}
+
+fn read<T: Copy>(addr: u64) -> Result<T, i32> {
+    let mut v = core::mem::MaybeUninit::<T>::uninit();
+    os::copy_from_user(v.as_mut_ptr() as *mut u8, addr, core::mem::size_of::<T>())?;
+    // SAFETY: fully written by the copy; T is plain data.
+    Ok(unsafe { v.assume_init() })
+}
+
+fn write<T: Copy>(addr: u64, v: &T) -> Result<(), i32> {
+    os::copy_to_user(addr, v as *const T as *const u8, core::mem::size_of::<T>())
+}
+
+/// IORING_REGISTER_PROBE: the engine's opcodes, in the kernel's format.
+fn probe(arg: u64, nr: u32) -> i32 {
+    let nr = nr.min(IORING_OP_LAST as u32) as usize;
+    let hdr = core::mem::size_of::<io_uring_probe>();
+    let len = hdr + nr * core::mem::size_of::<io_uring_probe_op>();
+    let mut buf = alloc::vec![0u8; len];
+    if let Err(e) = os::copy_from_user(buf.as_mut_ptr(), arg, len) {
+        return e;
+    }
+    if buf.iter().any(|&b| b != 0) {
+        return -libc::EINVAL;
+    }
+    buf[0] = IORING_OP_LAST - 1;
+    buf[1] = nr as u8;
+    for i in 0..nr {
+        let o = hdr + i * core::mem::size_of::<io_uring_probe_op>();
+        buf[o] = i as u8;
+        if opdef::supported(i as u32) {
+            buf[o + 2..o + 4].copy_from_slice(&IO_URING_OP_SUPPORTED.to_ne_bytes());
+        }
+    }
+    match os::copy_to_user(arg, buf.as_ptr(), len) {
+        Ok(()) => 0,
+        Err(e) => e,
+    }
+}
+
+fn enable(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
+    if let Some(e) = none_arg(arg, nr) {
+        return e;
+    }
+    if !ctx.disabled.load(Ordering::Acquire) {
+        return -libc::EBADFD;
+    }
+    super::wait::claim_issuer(ctx);
+    ctx.disabled.store(false, Ordering::Release);
+    0
+}
+
+fn eventfd(ctx: &Ctx, arg: u64, nr: u32, async_only: bool) -> i32 {
+    if nr != 1 {
+        return -libc::EINVAL;
+    }
+    let fd: i32 = match read(arg) {
+        Ok(v) => v,
+        Err(e) => return e,
+    };
+    if ctx.evfd.load(Ordering::Acquire) & EVFD_PRESENT != 0 {
+        return -libc::EBUSY;
+    }
+    // Like the kernel's reference on the eventfd: it outlives the app's fd.
+    let d = os::dup(fd);
+    if d < 0 {
+        return -libc::EBADF;
+    }
+    let v = d as u32 as u64 | EVFD_PRESENT | if async_only { EVFD_ASYNC } else { 0 };
+    if ctx.evfd.compare_exchange(0, v, Ordering::AcqRel, Ordering::Acquire).is_err() {
+        os::close(d);
+        return -libc::EBUSY;
+    }
+    0
+}
+
+fn unregister_eventfd(ctx: &Ctx) -> i32 {
+    let v = ctx.evfd.swap(0, Ordering::AcqRel);
+    if v & EVFD_PRESENT == 0 {
+        return -libc::ENXIO;
+    }
+    os::close(v as u32 as i32);
+    0
+}
+
+fn max_workers(arg: u64, nr: u32) -> i32 {
+    if nr != 2 {
+        return -libc::EINVAL;
+    }
+    let mut vals: [u32; 2] = match read(arg) {
+        Ok(v) => v,
+        Err(e) => return e,
+    };
+    io_wq::set_max(&mut vals);
+    match write(arg, &vals) {
+        Ok(()) => 0,
+        Err(e) => e,
+    }
+}
+
+/// IORING_(UN)REGISTER_RING_FDS: registered indexes of engine rings start
+/// at `table::REG_BASE`.
+fn ring_fds(r: &RingRef, arg: u64, nr: u32, reg: bool) -> i32 {
+    if nr == 0 || nr > MAX_RING_FDS {
+        return -libc::EINVAL;
+    }
+    let mut done = 0;
+    for i in 0..nr as u64 {
+        let at = arg + i * core::mem::size_of::<io_uring_rsrc_update>() as u64;
+        let mut up: io_uring_rsrc_update = match read(at) {
+            Ok(v) => v,
+            Err(e) => return if done != 0 { done } else { e },
+        };
+        if up.resv != 0 {
+            return if done != 0 { done } else { -libc::EINVAL };
+        }
+        let ret = if reg {
+            let ring = if up.data as i32 == r.ctx().fd { Some(r.clone()) } else { table::lookup(up.data as i32) };
+            match ring {
+                None => Err(-libc::EOPNOTSUPP),
+                Some(ring) => table::register_index(&ring, up.offset).map(|idx| up.offset = idx),
+            }
+        } else {
+            table::unregister_index(up.offset)
+        };
+        if let Err(e) = ret {
+            return if done != 0 { done } else { e };
+        }
+        if reg {
+            if let Err(e) = write(at, &up) {
+                return if done != 0 { done } else { e };
+            }
+        }
+        done += 1;
+    }
+    done
+}
+
+/// IORING_REGISTER_MEM_REGION: only the registered-wait kind, in user
+/// memory, on a ring that is still disabled (as the kernel requires).
+fn mem_region(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
+    if nr != 1 {
+        return -libc::EINVAL;
+    }
+    let mr: io_uring_mem_region_reg = match read(arg) {
+        Ok(v) => v,
+        Err(e) => return e,
+    };
+    if mr.__resv != [0; 2] || mr.flags != IORING_MEM_REGION_REG_WAIT_ARG {
+        return -libc::EINVAL;
+    }
+    if !ctx.disabled.load(Ordering::Acquire) {
+        return -libc::EINVAL;
+    }
+    let rd: io_uring_region_desc = match read(mr.region_uptr) {
+        Ok(v) => v,
+        Err(e) => return e,
+    };
+    let page = crate::ring::page_size() as u64;
+    if rd.flags != IORING_MEM_REGION_TYPE_USER || rd.__resv != [0; 4] || rd.id != 0 || rd.mmap_offset != 0 {
+        return -libc::EINVAL;
+    }
+    if rd.user_addr == 0 || rd.user_addr % page != 0 || rd.size == 0 || rd.size % page != 0 {
+        return -libc::EINVAL;
+    }
+    let mut w = ctx.wait_region.lock();
+    if w.1 != 0 {
+        return -libc::EBUSY;
+    }
+    *w = (rd.user_addr, rd.size as usize);
+    0
+}

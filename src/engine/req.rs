@@ -1,0 +1,667 @@
+//! Requests: their life from submission to the last CQE. Issue (inline,
+//! on the reactor or on a worker), completion, links, drain, and the lists
+//! that make in-flight requests findable for cancellation.
+//!
+//! A request is a heap object reached through [`ReqPtr`]. At any time it
+//! has exactly one owner: the thread issuing it, the io-wq queue, the
+//! reactor, a timer, or a canceller that won the request's state. Owners
+//! hand it over through `state` and the ring's locks; only the owner reads
+//! or writes the request.
+
+use alloc::boxed::Box;
+use core::ptr::NonNull;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use super::ctx::{Cqe, Ctx};
+use super::opdef;
+use super::sqe::Sqe;
+use super::{io_wq, os, reactor, timeout};
+use crate::sys::{
+    IORING_OP_LINK_TIMEOUT, IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_TASKRUN_FLAG, IORING_SQ_TASKRUN, IOSQE_ASYNC,
+    IOSQE_CQE_SKIP_SUCCESS, IOSQE_FIXED_FILE, IOSQE_IO_HARDLINK, IOSQE_IO_LINK,
+};
+
+/// Where a request is (the `state` word). Transitions out of QUEUED and
+/// ARMED race with cancellation and are made by compare-and-swap.
+pub(crate) mod st {
+    /// Owned by the thread running it; not findable.
+    pub const IDLE: u32 = 0;
+    /// In the io-wq queue.
+    pub const QUEUED: u32 = 1;
+    /// A worker is running it; too late to cancel.
+    pub const RUNNING: u32 = 2;
+    /// Waiting on the reactor (readiness or a timer).
+    pub const ARMED: u32 = 3;
+    /// Taken by a canceller, which completes it.
+    pub const CANCELED: u32 = 4;
+    /// A link timeout whose timer fired: the reactor completes it.
+    pub const FIRING: u32 = 5;
+}
+
+/// Request flags (`Req::flags`).
+pub(crate) mod rf {
+    /// `file` is a dup the request closes when freed.
+    pub const OWN_FILE: u32 = 1 << 0;
+    /// Failed at submission; `res` holds the error its CQE reports.
+    pub const FAIL: u32 = 1 << 1;
+    /// User memory the op needs later has been copied.
+    pub const STABLE: u32 = 1 << 2;
+    /// On the ring's armed list.
+    pub const LISTED: u32 = 1 << 3;
+    /// Registered with the reactor's epoll: free through its graveyard.
+    pub const EPOLLED: u32 = 1 << 4;
+    /// Went through its first issue (IOSQE_ASYNC punt, link timeout).
+    pub const ISSUED: u32 = 1 << 5;
+    /// -ETIME is a success here (IORING_TIMEOUT_ETIME_SUCCESS).
+    pub const ETIME_OK: u32 = 1 << 7;
+    /// Heads a chain that waits behind a drain barrier (IOSQE_IO_DRAIN).
+    pub const DRAIN: u32 = 1 << 8;
+}
+
+/// How the current thread may issue: `Inline` and `Reactor` must never
+/// block; `Worker` may.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Mode {
+    Inline,
+    Reactor,
+    Worker,
+}
+
+impl Mode {
+    pub(crate) fn is_async(self) -> bool {
+        self != Mode::Inline
+    }
+}
+
+/// What an op's issue function did.
+pub(crate) enum Issued {
+    /// Finished: post this result.
+    Done(i32, u32),
+    /// Would block: hand it to the reactor or a worker.
+    Again,
+    /// Ready, but only a blocking call can do it: hand it to a worker.
+    Blocking,
+    /// The op handed the request to someone else (reactor, timer).
+    Queued,
+}
+
+/// A pointer to a live request; see the module documentation for who may
+/// dereference it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct ReqPtr(NonNull<Req>);
+
+// SAFETY: requests move between threads by design; exclusive ownership is
+// enforced by the protocol described above, not by the type.
+unsafe impl Send for ReqPtr {}
+// SAFETY: as above.
+unsafe impl Sync for ReqPtr {}
+
+impl ReqPtr {
+    /// # Safety
+    /// The caller owns the request.
+    #[allow(clippy::mut_from_ref)]
+    #[inline(always)]
+    pub(crate) unsafe fn get<'a>(self) -> &'a mut Req {
+        // SAFETY: forwarded contract: the owner is the only accessor.
+        unsafe { &mut *self.0.as_ptr() }
+    }
+
+    pub(crate) fn addr(self) -> u64 {
+        self.0.as_ptr() as u64
+    }
+
+    /// # Safety
+    /// `v` came from [`ReqPtr::addr`] of a request that is still alive.
+    pub(crate) unsafe fn from_addr(v: u64) -> ReqPtr {
+        // SAFETY: non-null by the contract.
+        ReqPtr(unsafe { NonNull::new_unchecked(v as *mut Req) })
+    }
+
+    /// The request's state word: readable by anyone holding the lock that
+    /// keeps the request alive (the ring's `inner`, or a queue's lock).
+    pub(crate) fn state(&self) -> &AtomicU32 {
+        // SAFETY: callers hold a lock that keeps the request alive, and
+        // only touch the atomic field.
+        unsafe { &(*self.0.as_ptr()).state }
+    }
+}
+
+/// Op-specific state carried from prep to completion.
+pub(crate) enum OpData {
+    None,
+    /// The second half of a big CQE (NOP with IORING_NOP_CQE32).
+    Big([u64; 2]),
+    /// An epoll_event copied at submission (EPOLL_CTL).
+    Event([u64; 2]),
+    Rw(super::rw::RwData),
+    Open(super::openclose::OpenData),
+    Path(super::fs::PathData),
+    Xattr(super::xattr::XattrData),
+    Cancel(super::cancel::CancelData),
+    /// The epoll mask a POLL_ADD waits for.
+    Poll(u32),
+    PollUpdate(super::poll::PollUpdate),
+    Timeout(timeout::TimeoutData),
+    TimeoutRemove(timeout::TimeoutRemove),
+}
+
+pub(crate) struct Req {
+    pub sqe: Sqe,
+    pub ctx: *const Ctx,
+    /// Next request of the chain (IOSQE_IO_LINK / IOSQE_IO_HARDLINK).
+    pub link: Option<ReqPtr>,
+    /// Next in a FIFO (io-wq queue, drain queue).
+    pub qnext: Option<ReqPtr>,
+    /// The ring's armed list.
+    pub anext: Option<ReqPtr>,
+    pub aprev: Option<ReqPtr>,
+    /// The IORING_OP_LINK_TIMEOUT guarding this request, once issued.
+    pub ltimeout: Option<ReqPtr>,
+    /// Unique within the ring: lets a link timeout name its target without
+    /// holding a pointer to it.
+    pub id: u64,
+    pub state: AtomicU32,
+    /// The fd the op works on (a dup when `rf::OWN_FILE`), or -1.
+    pub file: i32,
+    pub flags: u32,
+    /// The error of a request that failed at submission (`rf::FAIL`).
+    pub res: i32,
+    pub io: OpData,
+}
+
+// Per-request state stays small (the issue asks for at most 192 bytes).
+const _: () = assert!(core::mem::size_of::<Req>() <= 192);
+
+impl Req {
+    pub(crate) fn ctx(&self) -> &Ctx {
+        // SAFETY: a request keeps its ring alive (see `Ctx::users`).
+        unsafe { &*self.ctx }
+    }
+}
+
+/// Allocates a request for `sqe`.
+pub(crate) fn alloc(ctx: &Ctx, sqe: &Sqe, id: u64) -> ReqPtr {
+    ctx.users.fetch_add(1, Ordering::Relaxed);
+    let b = Box::new(Req {
+        sqe: *sqe,
+        ctx,
+        link: None,
+        qnext: None,
+        anext: None,
+        aprev: None,
+        ltimeout: None,
+        id,
+        state: AtomicU32::new(st::IDLE),
+        file: -1,
+        flags: 0,
+        res: 0,
+        io: OpData::None,
+    });
+    // SAFETY: Box::into_raw never returns null.
+    ReqPtr(unsafe { NonNull::new_unchecked(Box::into_raw(b)) })
+}
+
+/// Releases a request (the caller owns it and drops every pointer to it).
+pub(crate) fn free(ctx: &Ctx, req: ReqPtr) {
+    // SAFETY: the caller owns the request.
+    let r = unsafe { req.get() };
+    if r.flags & rf::EPOLLED != 0 {
+        // The reactor may still hold this pointer from an event batch; it
+        // also unregisters the file before closing it.
+        reactor::bury(req);
+    } else {
+        if r.flags & rf::OWN_FILE != 0 {
+            os::close(r.file);
+        }
+        // SAFETY: allocated by `alloc` through Box and owned by us.
+        drop(unsafe { Box::from_raw(req.0.as_ptr()) });
+    }
+    if ctx.users.fetch_sub(1, Ordering::AcqRel) == 1 {
+        super::lock::futex_wake(&ctx.users, i32::MAX);
+    }
+}
+
+/// Frees the memory of a request the reactor buried.
+///
+/// # Safety
+/// `req` was passed to `reactor::bury` and nothing refers to it any more.
+pub(crate) unsafe fn free_buried(req: ReqPtr) {
+    // SAFETY: per the contract.
+    drop(unsafe { Box::from_raw(req.0.as_ptr()) });
+}
+
+/// Work a DEFER_TASKRUN ring runs on its submitter thread.
+pub(crate) enum TaskWork {
+    Complete(ReqPtr, i32, u32),
+    Cqe(Cqe),
+}
+
+impl Ctx {
+    fn defer_taskrun(&self) -> bool {
+        self.flags & IORING_SETUP_DEFER_TASKRUN != 0
+    }
+
+    fn queue_task_work(&self, tw: TaskWork) {
+        self.inner.lock().task_work.push_back(tw);
+        if self.flags & IORING_SETUP_TASKRUN_FLAG != 0 {
+            self.set_sq_flag(IORING_SQ_TASKRUN, true);
+        }
+        self.tw_pending.store(true, Ordering::SeqCst);
+        self.wake_waiters();
+    }
+
+    /// Runs DEFER_TASKRUN completions (on the submitter thread).
+    pub(crate) fn run_task_work(&self) {
+        if !self.tw_pending.load(Ordering::SeqCst) {
+            return;
+        }
+        loop {
+            let work = {
+                let mut inner = self.inner.lock();
+                let w = core::mem::take(&mut inner.task_work);
+                if w.is_empty() {
+                    self.tw_pending.store(false, Ordering::SeqCst);
+                    if self.flags & IORING_SETUP_TASKRUN_FLAG != 0 {
+                        self.set_sq_flag(IORING_SQ_TASKRUN, false);
+                    }
+                    return;
+                }
+                w
+            };
+            for tw in work {
+                match tw {
+                    TaskWork::Complete(req, res, cflags) => complete(self, req, res, cflags, Mode::Inline),
+                    TaskWork::Cqe(c) => self.post_all(&[c], Mode::Inline),
+                }
+            }
+        }
+    }
+
+    /// Posts an extra CQE for a request that stays alive (multishot).
+    pub(crate) fn post_more(&self, c: Cqe, mode: Mode) {
+        if mode.is_async() && self.defer_taskrun() {
+            self.queue_task_work(TaskWork::Cqe(c));
+        } else {
+            self.post_all(&[c], mode);
+        }
+    }
+
+    /// Puts `req` on the armed list in state `state` (QUEUED or ARMED).
+    pub(crate) fn list(&self, req: ReqPtr, state: u32) {
+        self.list_locked(&mut self.inner.lock(), req, state);
+    }
+
+    /// `list` with the inner lock already held.
+    pub(crate) fn list_locked(&self, inner: &mut super::ctx::Inner, req: ReqPtr, state: u32) {
+        // SAFETY: the caller owns the request until the state is published.
+        let r = unsafe { req.get() };
+        if r.flags & rf::LISTED == 0 {
+            r.flags |= rf::LISTED;
+            inner.armed.push(req);
+        }
+        req.state().store(state, Ordering::Release);
+    }
+
+    /// Takes a listed request back from state `from`; false if a canceller
+    /// got it first.
+    pub(crate) fn claim(&self, req: ReqPtr, from: u32, to: u32) -> bool {
+        let _inner = self.inner.lock();
+        req.state().compare_exchange(from, to, Ordering::AcqRel, Ordering::Acquire).is_ok()
+    }
+
+    fn unlist(&self, req: ReqPtr) {
+        // SAFETY: the caller owns the request.
+        let r = unsafe { req.get() };
+        if r.flags & rf::LISTED != 0 {
+            let mut inner = self.inner.lock();
+            inner.armed.remove(req);
+            r.flags &= !rf::LISTED;
+        }
+    }
+
+    pub(crate) fn has_deferred(&self) -> bool {
+        self.deferred_pending.load(Ordering::Acquire)
+    }
+}
+
+/// Completes `req` with `res`: posts its CQE (unless skipped on success),
+/// settles its link timeout, frees it, and moves its chain on.
+pub(crate) fn complete(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode) {
+    if mode.is_async() && ctx.defer_taskrun() {
+        ctx.queue_task_work(TaskWork::Complete(req, res, cflags));
+        return;
+    }
+    ctx.unlist(req);
+    // SAFETY: the caller owns the request.
+    let r = unsafe { req.get() };
+    let etime_ok = res == -libc::ETIME && r.flags & rf::ETIME_OK != 0;
+    let failed = (res < 0 && !etime_ok) || r.flags & rf::FAIL != 0;
+    let mut cqes = [Cqe::default(); 2];
+    let mut n = 0;
+    if !r.sqe.has(IOSQE_CQE_SKIP_SUCCESS) || failed {
+        cqes[0] = Cqe::new(r.sqe.user_data, res, cflags);
+        if let OpData::Big(b) = r.io {
+            cqes[0].big = b;
+        }
+        n = 1;
+    }
+    if let Some(lt) = r.ltimeout.take() {
+        if let Some(c) = timeout::disarm_linked(ctx, lt) {
+            cqes[n] = c;
+            n += 1;
+        }
+    }
+    ctx.post_all(&cqes[..n], mode);
+    let next = r.link.take();
+    let hard = r.sqe.has(IOSQE_IO_HARDLINK);
+    free(ctx, req);
+    if let Some(next) = next {
+        if failed && !hard {
+            fail_chain(ctx, next, mode);
+        } else {
+            issue(ctx, next, mode);
+        }
+    }
+    if ctx.has_deferred() {
+        run_deferred(ctx, mode);
+    }
+}
+
+/// Completes every request of a chain that will not run: each posts its
+/// own submission error, or -ECANCELED.
+pub(crate) fn fail_chain(ctx: &Ctx, head: ReqPtr, mode: Mode) {
+    let mut cur = Some(head);
+    while let Some(req) = cur {
+        // SAFETY: the chain's members belong to whoever owns its head.
+        let r = unsafe { req.get() };
+        cur = r.link.take();
+        let res = if r.flags & rf::FAIL != 0 { r.res } else { -libc::ECANCELED };
+        r.flags |= rf::FAIL;
+        complete(ctx, req, res, 0, mode);
+    }
+}
+
+/// Issues `req` from a thread in `mode`; it completes now, or moves on to
+/// the reactor or a worker.
+pub(crate) fn issue(ctx: &Ctx, req: ReqPtr, mode: Mode) {
+    // SAFETY: the caller owns the request.
+    let r = unsafe { req.get() };
+    if r.flags & rf::FAIL != 0 {
+        return fail_chain(ctx, req, mode);
+    }
+    let def = opdef::get(r.sqe.opcode);
+    let first = r.flags & rf::ISSUED == 0;
+    let mut lt = None;
+    if first {
+        r.flags |= rf::ISSUED;
+        if let Some(n) = r.link {
+            // SAFETY: chain members belong to the head's owner.
+            let nr = unsafe { n.get() };
+            if nr.sqe.opcode == IORING_OP_LINK_TIMEOUT {
+                r.link = nr.link.take();
+                r.ltimeout = Some(n);
+                lt = Some(n);
+                timeout::prepare_linked(n, r.id);
+            }
+        }
+    }
+    let out = if ctx.dying.load(Ordering::Relaxed) {
+        Issued::Done(-libc::ECANCELED, 0)
+    } else if mode != Mode::Worker && (def.force_async || (first && r.sqe.has(IOSQE_ASYNC))) {
+        Issued::Again
+    } else {
+        match resolve_file(ctx, r, def) {
+            Ok(()) => (def.issue)(ctx, req, mode),
+            Err(e) => Issued::Done(e, 0),
+        }
+    };
+    match out {
+        Issued::Done(res, cflags) => complete(ctx, req, res, cflags, mode),
+        Issued::Again => punt(ctx, req, mode),
+        Issued::Blocking => io_wq::enqueue(ctx, req),
+        Issued::Queued => {}
+    }
+    if let Some(lt) = lt {
+        timeout::arm_linked(ctx, lt);
+    }
+}
+
+/// Finds the fd an op works on: a registered file or the SQE's fd.
+fn resolve_file(ctx: &Ctx, r: &mut Req, def: &opdef::OpDef) -> Result<(), i32> {
+    if !def.needs_file || r.file >= 0 {
+        return Ok(());
+    }
+    if r.sqe.has(IOSQE_FIXED_FILE) {
+        r.file = ctx.rsrc.lock().file(r.sqe.fd as u32).ok_or(-libc::EBADF)?;
+    } else {
+        if r.sqe.fd < 0 {
+            return Err(-libc::EBADF);
+        }
+        r.file = r.sqe.fd;
+    }
+    Ok(())
+}
+
+/// Sends a request that would block to where it can wait: the reactor for
+/// pollable files, otherwise the worker pool.
+fn punt(ctx: &Ctx, req: ReqPtr, mode: Mode) {
+    // SAFETY: the caller owns the request.
+    let r = unsafe { req.get() };
+    let def = opdef::get(r.sqe.opcode);
+    if mode == Mode::Inline && r.flags & rf::STABLE == 0 {
+        r.flags |= rf::STABLE;
+        if let Err(e) = (def.stabilize)(r) {
+            return complete(ctx, req, e, 0, mode);
+        }
+    }
+    if r.file >= 0 && r.flags & rf::OWN_FILE == 0 {
+        // The request keeps its file alive, as the kernel's file reference
+        // does: the application may close its fd meanwhile.
+        let d = os::dup(r.file);
+        if d < 0 {
+            return complete(ctx, req, d, 0, mode);
+        }
+        r.file = d;
+        r.flags |= rf::OWN_FILE;
+    }
+    let mask = (def.poll_mask)(r);
+    if mask != 0 && r.file >= 0 {
+        match reactor::arm_io(ctx, req, mask) {
+            Ok(()) => return,
+            Err(e) if e != -libc::EPERM => return complete(ctx, req, e, 0, mode),
+            Err(_) => {}
+        }
+    }
+    io_wq::enqueue(ctx, req);
+}
+
+/// Queues a chain behind a drain barrier, or issues it.
+pub(crate) fn queue_chain(ctx: &Ctx, head: ReqPtr, drain: bool, members: u32, mode: Mode) {
+    {
+        let mut inner = ctx.inner.lock();
+        if drain || !inner.defer.is_empty() {
+            if drain {
+                // SAFETY: we own the chain until it is queued.
+                unsafe { head.get() }.flags |= rf::DRAIN;
+            }
+            inner.defer.push(head);
+            inner.nr_deferred += members;
+            ctx.deferred_pending.store(true, Ordering::Release);
+            drop(inner);
+            return run_deferred(ctx, mode);
+        }
+    }
+    issue(ctx, head, mode);
+}
+
+/// Starts deferred chains whose drain condition holds: the first one, and
+/// any after a drain, wait until no other request is alive.
+pub(crate) fn run_deferred(ctx: &Ctx, mode: Mode) {
+    loop {
+        let head = {
+            let mut inner = ctx.inner.lock();
+            let Some(front) = inner.defer.front() else {
+                ctx.deferred_pending.store(false, Ordering::Release);
+                return;
+            };
+            let alive = ctx.users.load(Ordering::Acquire).wrapping_sub(inner.nr_deferred);
+            if alive != 0 {
+                return;
+            }
+            inner.defer.pop();
+            inner.nr_deferred -= chain_len(front);
+            // Entries after a non-drain head start together with it.
+            let mut batch = alloc::vec![front];
+            while let Some(f) = inner.defer.front() {
+                // SAFETY: queued chains are owned by the queue (we hold it).
+                if unsafe { f.get() }.flags & rf::DRAIN != 0 {
+                    break;
+                }
+                inner.defer.pop();
+                inner.nr_deferred -= chain_len(f);
+                batch.push(f);
+            }
+            if inner.defer.is_empty() {
+                ctx.deferred_pending.store(false, Ordering::Release);
+            }
+            batch
+        };
+        for h in head {
+            issue(ctx, h, mode);
+        }
+    }
+}
+
+/// Counts the members of a chain.
+pub(crate) fn chain_len(head: ReqPtr) -> u32 {
+    let mut n = 0;
+    let mut cur = Some(head);
+    while let Some(m) = cur {
+        n += 1;
+        // SAFETY: the caller owns the chain.
+        cur = unsafe { m.get() }.link;
+    }
+    n
+}
+
+/// Whether an SQE continues a chain.
+pub(crate) fn links(sqe: &Sqe) -> bool {
+    sqe.flags & (IOSQE_IO_LINK | IOSQE_IO_HARDLINK) != 0
+}
+
+/// A FIFO of requests through `qnext`.
+pub(crate) struct Fifo {
+    head: Option<ReqPtr>,
+    tail: Option<ReqPtr>,
+}
+
+impl Fifo {
+    pub(crate) const fn new() -> Fifo {
+        Fifo { head: None, tail: None }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.head.is_none()
+    }
+
+    pub(crate) fn front(&self) -> Option<ReqPtr> {
+        self.head
+    }
+
+    pub(crate) fn push(&mut self, req: ReqPtr) {
+        // SAFETY: the list owns its members' `qnext` links.
+        unsafe { req.get() }.qnext = None;
+        match self.tail {
+            // SAFETY: as above.
+            Some(t) => unsafe { t.get() }.qnext = Some(req),
+            None => self.head = Some(req),
+        }
+        self.tail = Some(req);
+    }
+
+    pub(crate) fn pop(&mut self) -> Option<ReqPtr> {
+        let h = self.head?;
+        // SAFETY: as above.
+        self.head = unsafe { h.get() }.qnext.take();
+        if self.head.is_none() {
+            self.tail = None;
+        }
+        Some(h)
+    }
+
+    /// Unlinks `req` if present; returns whether it was.
+    pub(crate) fn remove(&mut self, req: ReqPtr) -> bool {
+        let mut prev: Option<ReqPtr> = None;
+        let mut cur = self.head;
+        while let Some(c) = cur {
+            // SAFETY: as above.
+            let next = unsafe { c.get() }.qnext;
+            if c == req {
+                match prev {
+                    // SAFETY: as above.
+                    Some(p) => unsafe { p.get() }.qnext = next,
+                    None => self.head = next,
+                }
+                if self.tail == Some(req) {
+                    self.tail = prev;
+                }
+                // SAFETY: as above.
+                unsafe { req.get() }.qnext = None;
+                return true;
+            }
+            prev = cur;
+            cur = next;
+        }
+        false
+    }
+}
+
+/// The ring's findable requests, doubly linked through `anext`/`aprev`.
+pub(crate) struct ArmedList {
+    head: Option<ReqPtr>,
+}
+
+impl ArmedList {
+    pub(crate) const fn new() -> ArmedList {
+        ArmedList { head: None }
+    }
+
+    pub(crate) fn push(&mut self, req: ReqPtr) {
+        // SAFETY: the list (under the ring's inner lock) owns these links.
+        let r = unsafe { req.get() };
+        r.aprev = None;
+        r.anext = self.head;
+        if let Some(h) = self.head {
+            // SAFETY: as above.
+            unsafe { h.get() }.aprev = Some(req);
+        }
+        self.head = Some(req);
+    }
+
+    pub(crate) fn remove(&mut self, req: ReqPtr) {
+        // SAFETY: as above.
+        let r = unsafe { req.get() };
+        match r.aprev {
+            // SAFETY: as above.
+            Some(p) => unsafe { p.get() }.anext = r.anext,
+            None => self.head = r.anext,
+        }
+        if let Some(n) = r.anext {
+            // SAFETY: as above.
+            unsafe { n.get() }.aprev = r.aprev;
+        }
+        r.anext = None;
+        r.aprev = None;
+    }
+
+    /// Every listed request (callers hold the ring's inner lock).
+    pub(crate) fn iter(&self) -> impl Iterator<Item = ReqPtr> + '_ {
+        let mut cur = self.head;
+        core::iter::from_fn(move || {
+            let c = cur?;
+            // SAFETY: listed requests stay alive while the lock is held.
+            cur = unsafe { c.get() }.anext;
+            Some(c)
+        })
+    }
+}

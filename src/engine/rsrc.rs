@@ -1,0 +1,591 @@
+//! Registered files and buffers (IORING_REGISTER_FILES*, _BUFFERS*, the
+//! file allocation range), with the kernel's limits, errors and tag CQEs.
+
+use alloc::vec::Vec;
+
+use super::ctx::{Cqe, Ctx};
+use super::opdef::{OpDef, BASE};
+use super::os;
+use super::req::{Issued, Mode, Req, ReqPtr};
+use crate::sys::{
+    io_uring_file_index_range, io_uring_rsrc_register, io_uring_rsrc_update, io_uring_rsrc_update2,
+    IORING_REGISTER_FILES_SKIP, IORING_RSRC_REGISTER_SPARSE,
+};
+
+const MAX_FILES: u32 = 1 << 20;
+const MAX_BUFFERS: u32 = 1 << 14;
+const MAX_BUF_LEN: u64 = 1 << 30;
+
+#[derive(Clone, Copy)]
+struct FileSlot {
+    fd: i32,
+    tag: u64,
+}
+
+#[derive(Clone, Copy)]
+struct BufSlot {
+    addr: u64,
+    len: u64,
+    tag: u64,
+}
+
+pub(crate) struct Rsrc {
+    files: Option<Vec<Option<FileSlot>>>,
+    /// Bytes of registered buffers, counted against RLIMIT_MEMLOCK as the
+    /// kernel counts pinned pages.
+    locked: u64,
+    alloc_lo: u32,
+    alloc_hi: u32,
+    alloc_hint: u32,
+    bufs: Option<Vec<Option<BufSlot>>>,
+    /// Tag CQEs owed for removed resources, posted once the lock is dropped.
+    tags: Vec<Cqe>,
+}
+
+impl Rsrc {
+    pub(crate) fn new() -> Rsrc {
+        Rsrc { files: None, locked: 0, alloc_lo: 0, alloc_hi: 0, alloc_hint: 0, bufs: None, tags: Vec::new() }
+    }
+
+    /// The fd registered at `idx`.
+    pub(crate) fn file(&self, idx: u32) -> Option<i32> {
+        self.files.as_ref()?.get(idx as usize).copied().flatten().map(|s| s.fd)
+    }
+
+    /// The registered buffer `idx` as (address, length).
+    pub(crate) fn buffer(&self, idx: u16) -> Option<(u64, u64)> {
+        self.bufs.as_ref()?.get(idx as usize).copied().flatten().map(|b| (b.addr, b.len))
+    }
+
+    fn drop_file(&mut self, s: FileSlot) {
+        os::close(s.fd);
+        if s.tag != 0 {
+            self.tags.push(Cqe::new(s.tag, 0, 0));
+        }
+    }
+
+    /// Puts `fd` (owned by the table from now on) at `idx`, replacing what
+    /// was there. -ENXIO without a table, -EINVAL out of range.
+    pub(crate) fn install(&mut self, idx: u32, fd: i32) -> Result<(), i32> {
+        let files = self.files.as_mut().ok_or(-libc::ENXIO)?;
+        let slot = files.get_mut(idx as usize).ok_or(-libc::EINVAL)?;
+        let old = slot.replace(FileSlot { fd, tag: 0 });
+        if let Some(o) = old {
+            self.drop_file(o);
+        }
+        Ok(())
+    }
+
+    /// Takes `fd` out of slot `idx` (IORING_OP_CLOSE on a fixed file).
+    pub(crate) fn remove(&mut self, idx: u32) -> Result<(), i32> {
+        let files = self.files.as_mut().ok_or(-libc::ENXIO)?;
+        let old = files.get_mut(idx as usize).ok_or(-libc::EINVAL)?.take().ok_or(-libc::EBADF)?;
+        self.drop_file(old);
+        Ok(())
+    }
+
+    /// A free slot in the allocation range (IORING_FILE_INDEX_ALLOC).
+    pub(crate) fn alloc_slot(&mut self) -> Result<u32, i32> {
+        let files = self.files.as_ref().ok_or(-libc::ENXIO)?;
+        let (lo, hi) = (self.alloc_lo, self.alloc_hi.min(files.len() as u32));
+        if lo >= hi {
+            return Err(-libc::ENFILE);
+        }
+        let start = self.alloc_hint.clamp(lo, hi - 1);
+        let pick = (start..hi).chain(lo..start).find(|&i| files[i as usize].is_none()).ok_or(-libc::ENFILE)?;
+        self.alloc_hint = pick + 1;
+        Ok(pick)
+    }
+
+    fn set_files(&mut self, n: usize) {
+        self.files = Some(alloc::vec![None; n]);
+        self.alloc_lo = 0;
+        self.alloc_hi = n as u32;
+        self.alloc_hint = 0;
+    }
+}
+
+impl Drop for Rsrc {
+    fn drop(&mut self) {
+        for s in self.files.take().unwrap_or_default().into_iter().flatten() {
+            os::close(s.fd);
+        }
+    }
+}
+
+/// Reads `n` plain values from caller memory.
+fn read_array<T: Copy + Default>(addr: u64, n: usize) -> Result<Vec<T>, i32> {
+    let mut v = alloc::vec![T::default(); n];
+    let bytes = n.checked_mul(core::mem::size_of::<T>()).ok_or(-libc::EOVERFLOW)?;
+    os::copy_from_user(v.as_mut_ptr() as *mut u8, addr, bytes)?;
+    Ok(v)
+}
+
+fn read_val<T: Copy + Default>(addr: u64) -> Result<T, i32> {
+    Ok(read_array::<T>(addr, 1)?[0])
+}
+
+fn post_tags(ctx: &Ctx, tags: Vec<Cqe>) {
+    ctx.post_all(&tags, super::req::Mode::Inline);
+}
+
+/// Runs `f` on the ring's tables and then posts any tag CQEs it owed.
+fn with_rsrc<R>(ctx: &Ctx, f: impl FnOnce(&mut Rsrc) -> R) -> R {
+    let (ret, tags) = {
+        let mut g = ctx.rsrc.lock();
+        let ret = f(&mut g);
+        (ret, core::mem::take(&mut g.tags))
+    };
+    if !tags.is_empty() {
+        post_tags(ctx, tags);
+    }
+    ret
+}
+
+/// A file for the table: a dup of `fd`, refusing the engine's own rings.
+fn take_file(fd: i32) -> Result<i32, i32> {
+    if super::table::lookup(fd).is_some() {
+        return Err(-libc::EBADF);
+    }
+    let d = os::dup(fd);
+    if d < 0 {
+        Err(-libc::EBADF)
+    } else {
+        Ok(d)
+    }
+}
+
+fn nofile_limit() -> u64 {
+    crate::sys::getrlimit(libc::RLIMIT_NOFILE as u32).map(|(soft, _)| soft).unwrap_or(u64::MAX)
+}
+
+fn register_files_common(ctx: &Ctx, fds: u64, tags: u64, nr: u32, sparse: bool) -> i32 {
+    if nr == 0 {
+        return -libc::EINVAL;
+    }
+    if nr > MAX_FILES || nr as u64 > nofile_limit() {
+        return -libc::EMFILE;
+    }
+    let fdv: Vec<i32> = if sparse || fds == 0 {
+        alloc::vec![-1; nr as usize]
+    } else {
+        match read_array(fds, nr as usize) {
+            Ok(v) => v,
+            Err(e) => return e,
+        }
+    };
+    let tagv: Vec<u64> = if tags == 0 {
+        alloc::vec![0; nr as usize]
+    } else {
+        match read_array(tags, nr as usize) {
+            Ok(v) => v,
+            Err(e) => return e,
+        }
+    };
+    with_rsrc(ctx, |rs| {
+        if rs.files.is_some() {
+            return -libc::EBUSY;
+        }
+        let mut table = alloc::vec![None; nr as usize];
+        for (i, (&fd, &tag)) in fdv.iter().zip(tagv.iter()).enumerate() {
+            if fd == -1 || fd == IORING_REGISTER_FILES_SKIP {
+                if tag != 0 {
+                    return fail_files(table, -libc::EINVAL);
+                }
+                continue;
+            }
+            match take_file(fd) {
+                Ok(d) => table[i] = Some(FileSlot { fd: d, tag }),
+                Err(e) => return fail_files(table, e),
+            }
+        }
+        rs.set_files(nr as usize);
+        rs.files = Some(table);
+        0
+    })
+}
+
+fn fail_files(table: Vec<Option<FileSlot>>, e: i32) -> i32 {
+    for s in table.into_iter().flatten() {
+        os::close(s.fd);
+    }
+    e
+}
+
+/// IORING_REGISTER_FILES.
+pub(crate) fn register_files(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
+    register_files_common(ctx, arg, 0, nr, false)
+}
+
+/// IORING_REGISTER_FILES2 and IORING_REGISTER_BUFFERS2.
+pub(crate) fn register_rsrc2(ctx: &Ctx, arg: u64, size: u32, files: bool) -> i32 {
+    if size as usize != core::mem::size_of::<io_uring_rsrc_register>() {
+        return -libc::EINVAL;
+    }
+    let r: io_uring_rsrc_register = match read_val(arg) {
+        Ok(v) => v,
+        Err(e) => return e,
+    };
+    if r.resv2 != 0 || r.flags & !IORING_RSRC_REGISTER_SPARSE != 0 {
+        return -libc::EINVAL;
+    }
+    let sparse = r.flags & IORING_RSRC_REGISTER_SPARSE != 0;
+    if sparse && (r.data != 0 || r.tags != 0) {
+        return -libc::EINVAL;
+    }
+    if files {
+        register_files_common(ctx, r.data, r.tags, r.nr, sparse)
+    } else {
+        register_buffers_common(ctx, r.data, r.tags, r.nr, sparse)
+    }
+}
+
+/// IORING_UNREGISTER_FILES.
+pub(crate) fn unregister_files(ctx: &Ctx) -> i32 {
+    with_rsrc(ctx, |rs| match rs.files.take() {
+        None => -libc::ENXIO,
+        Some(t) => {
+            for s in t.into_iter().flatten() {
+                rs.drop_file(s);
+            }
+            0
+        }
+    })
+}
+
+/// Updates `nr` file slots from `offset`; returns how many were done.
+pub(crate) fn update_files(ctx: &Ctx, offset: u32, fds: u64, tags: u64, nr: u32) -> i32 {
+    if nr == 0 {
+        return -libc::EINVAL;
+    }
+    let fdv: Vec<i32> = match read_array(fds, nr as usize) {
+        Ok(v) => v,
+        Err(e) => return e,
+    };
+    let tagv: Vec<u64> = if tags == 0 {
+        alloc::vec![0; nr as usize]
+    } else {
+        match read_array(tags, nr as usize) {
+            Ok(v) => v,
+            Err(e) => return e,
+        }
+    };
+    with_rsrc(ctx, |rs| {
+        let Some(len) = rs.files.as_ref().map(|t| t.len()) else { return -libc::ENXIO };
+        if offset as u64 + nr as u64 > len as u64 {
+            return -libc::EINVAL;
+        }
+        let mut done = 0;
+        let mut err = 0;
+        for (i, (&fd, &tag)) in fdv.iter().zip(tagv.iter()).enumerate() {
+            let idx = offset as usize + i;
+            if fd == IORING_REGISTER_FILES_SKIP {
+                done += 1;
+                continue;
+            }
+            let new = if fd == -1 {
+                if tag != 0 {
+                    err = -libc::EINVAL;
+                    break;
+                }
+                None
+            } else {
+                match take_file(fd) {
+                    Ok(d) => Some(FileSlot { fd: d, tag }),
+                    Err(e) => {
+                        err = e;
+                        break;
+                    }
+                }
+            };
+            let old = core::mem::replace(&mut rs.files.as_mut().expect("checked above")[idx], new);
+            if let Some(o) = old {
+                rs.drop_file(o);
+            }
+            done += 1;
+        }
+        if done != 0 {
+            done
+        } else {
+            err
+        }
+    })
+}
+
+/// IORING_REGISTER_FILES_UPDATE (the count travels in `nr`).
+pub(crate) fn register_files_update(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
+    let up: io_uring_rsrc_update = match read_val(arg) {
+        Ok(v) => v,
+        Err(e) => return e,
+    };
+    if up.resv != 0 {
+        return -libc::EINVAL;
+    }
+    update_files(ctx, up.offset, up.data, 0, nr)
+}
+
+/// IORING_REGISTER_FILES_UPDATE2 and IORING_REGISTER_BUFFERS_UPDATE.
+pub(crate) fn register_update2(ctx: &Ctx, arg: u64, size: u32, files: bool) -> i32 {
+    if size as usize != core::mem::size_of::<io_uring_rsrc_update2>() {
+        return -libc::EINVAL;
+    }
+    let up: io_uring_rsrc_update2 = match read_val(arg) {
+        Ok(v) => v,
+        Err(e) => return e,
+    };
+    if up.resv != 0 || up.resv2 != 0 {
+        return -libc::EINVAL;
+    }
+    if files {
+        update_files(ctx, up.offset, up.data, up.tags, up.nr)
+    } else {
+        update_buffers(ctx, up.offset, up.data, up.tags, up.nr)
+    }
+}
+
+/// IORING_REGISTER_FILE_ALLOC_RANGE.
+pub(crate) fn register_alloc_range(ctx: &Ctx, arg: u64) -> i32 {
+    let r: io_uring_file_index_range = match read_val(arg) {
+        Ok(v) => v,
+        Err(e) => return e,
+    };
+    if r.resv != 0 {
+        return -libc::EINVAL;
+    }
+    let Some(end) = r.off.checked_add(r.len) else { return -libc::EOVERFLOW };
+    with_rsrc(ctx, |rs| {
+        if end as usize > rs.files.as_ref().map_or(0, |t| t.len()) {
+            return -libc::EINVAL;
+        }
+        rs.alloc_lo = r.off;
+        rs.alloc_hi = r.off + r.len;
+        rs.alloc_hint = r.off;
+        0
+    })
+}
+
+/// Validates one iovec as a registrable buffer (None: an empty slot).
+fn check_buf(iov: &libc::iovec, tag: u64) -> Result<Option<BufSlot>, i32> {
+    let (addr, len) = (iov.iov_base as u64, iov.iov_len as u64);
+    if addr == 0 {
+        if len != 0 || tag != 0 {
+            return Err(if len != 0 { -libc::EFAULT } else { -libc::EINVAL });
+        }
+        return Ok(None);
+    }
+    if len == 0 || len > MAX_BUF_LEN || addr.checked_add(len).is_none() {
+        return Err(-libc::EFAULT);
+    }
+    Ok(Some(BufSlot { addr, len, tag }))
+}
+
+fn read_iovecs(addr: u64, nr: u32) -> Result<Vec<libc::iovec>, i32> {
+    let mut v: Vec<libc::iovec> = (0..nr).map(|_| libc::iovec { iov_base: core::ptr::null_mut(), iov_len: 0 }).collect();
+    let bytes = nr as usize * core::mem::size_of::<libc::iovec>();
+    os::copy_from_user(v.as_mut_ptr() as *mut u8, addr, bytes)?;
+    Ok(v)
+}
+
+/// Whether the process may lock memory without limit (CAP_IPC_LOCK).
+fn ipc_lock_capable() -> bool {
+    // _LINUX_CAPABILITY_VERSION_3 and CAP_IPC_LOCK's bit.
+    const CAP_IPC_LOCK: u32 = 14;
+    let mut hdr = [0x2008_0522u32, 0];
+    let mut data = [0u32; 6];
+    // SAFETY: capget with a v3 header and room for two data structs.
+    let r = unsafe { libc::syscall(libc::SYS_capget, hdr.as_mut_ptr(), data.as_mut_ptr()) };
+    r == 0 && data[0] & (1 << CAP_IPC_LOCK) != 0
+}
+
+/// Bytes of whole pages a buffer pins.
+fn pinned(b: &BufSlot) -> u64 {
+    let page = crate::ring::page_size() as u64;
+    (b.addr + b.len).div_ceil(page) * page - b.addr / page * page
+}
+
+/// Accounts `add` more pinned bytes (which replace `drop` bytes), or
+/// refuses them as the kernel would: -ENOMEM over RLIMIT_MEMLOCK.
+fn account(rs: &mut Rsrc, add: u64, drop: u64) -> Result<(), i32> {
+    let limit = crate::sys::getrlimit(libc::RLIMIT_MEMLOCK as u32).map(|(soft, _)| soft).unwrap_or(u64::MAX);
+    let total = rs.locked - drop + add;
+    if total > rs.locked - drop && total > limit && !ipc_lock_capable() {
+        return Err(-libc::ENOMEM);
+    }
+    rs.locked = total;
+    Ok(())
+}
+
+fn register_buffers_common(ctx: &Ctx, iovs: u64, tags: u64, nr: u32, sparse: bool) -> i32 {
+    if nr == 0 || nr > MAX_BUFFERS {
+        return -libc::EINVAL;
+    }
+    let iov = if sparse || iovs == 0 {
+        (0..nr).map(|_| libc::iovec { iov_base: core::ptr::null_mut(), iov_len: 0 }).collect()
+    } else {
+        match read_iovecs(iovs, nr) {
+            Ok(v) => v,
+            Err(e) => return e,
+        }
+    };
+    let tagv: Vec<u64> = if tags == 0 {
+        alloc::vec![0; nr as usize]
+    } else {
+        match read_array(tags, nr as usize) {
+            Ok(v) => v,
+            Err(e) => return e,
+        }
+    };
+    let mut table = Vec::with_capacity(nr as usize);
+    for (v, &t) in iov.iter().zip(tagv.iter()) {
+        match check_buf(v, t) {
+            Ok(s) => table.push(s),
+            Err(e) => return e,
+        }
+    }
+    let bytes = table.iter().flatten().map(pinned).sum();
+    with_rsrc(ctx, |rs| {
+        if rs.bufs.is_some() {
+            return -libc::EBUSY;
+        }
+        if let Err(e) = account(rs, bytes, 0) {
+            return e;
+        }
+        rs.bufs = Some(table);
+        0
+    })
+}
+
+/// IORING_REGISTER_BUFFERS.
+pub(crate) fn register_buffers(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
+    register_buffers_common(ctx, arg, 0, nr, false)
+}
+
+/// IORING_UNREGISTER_BUFFERS.
+pub(crate) fn unregister_buffers(ctx: &Ctx) -> i32 {
+    with_rsrc(ctx, |rs| match rs.bufs.take() {
+        None => -libc::ENXIO,
+        Some(t) => {
+            for b in t.into_iter().flatten() {
+                if b.tag != 0 {
+                    rs.tags.push(Cqe::new(b.tag, 0, 0));
+                }
+            }
+            rs.locked = 0;
+            0
+        }
+    })
+}
+
+fn update_buffers(ctx: &Ctx, offset: u32, iovs: u64, tags: u64, nr: u32) -> i32 {
+    if nr == 0 {
+        return -libc::EINVAL;
+    }
+    let iov = match read_iovecs(iovs, nr) {
+        Ok(v) => v,
+        Err(e) => return e,
+    };
+    let tagv: Vec<u64> = if tags == 0 {
+        alloc::vec![0; nr as usize]
+    } else {
+        match read_array(tags, nr as usize) {
+            Ok(v) => v,
+            Err(e) => return e,
+        }
+    };
+    with_rsrc(ctx, |rs| {
+        let Some(len) = rs.bufs.as_ref().map(|t| t.len()) else { return -libc::ENXIO };
+        if offset as u64 + nr as u64 > len as u64 {
+            return -libc::EINVAL;
+        }
+        let mut done = 0;
+        for (i, (v, &t)) in iov.iter().zip(tagv.iter()).enumerate() {
+            let new = match check_buf(v, t) {
+                Ok(s) => s,
+                Err(e) => return if done != 0 { done } else { e },
+            };
+            let slot = &rs.bufs.as_ref().expect("checked above")[offset as usize + i];
+            let (add, drop) = (new.as_ref().map_or(0, pinned), slot.as_ref().map_or(0, pinned));
+            if let Err(e) = account(rs, add, drop) {
+                return if done != 0 { done } else { e };
+            }
+            let old = core::mem::replace(&mut rs.bufs.as_mut().expect("checked above")[offset as usize + i], new);
+            if let Some(o) = old.filter(|o| o.tag != 0) {
+                rs.tags.push(Cqe::new(o.tag, 0, 0));
+            }
+            done += 1;
+        }
+        done
+    })
+}
+
+/// Installs `fd` into the fixed table at `slot` (or a free slot for
+/// IORING_FILE_INDEX_ALLOC); returns the slot for ALLOC, else 0. On
+/// failure the fd is closed.
+pub(crate) fn install_fixed(ctx: &Ctx, fd: i32, slot: u32) -> i32 {
+    with_rsrc(ctx, |rs| {
+        let r = if slot == crate::sys::IORING_FILE_INDEX_ALLOC {
+            rs.alloc_slot().and_then(|i| rs.install(i, fd).map(|_| i as i32))
+        } else {
+            rs.install(slot, fd).map(|_| 0)
+        };
+        r.unwrap_or_else(|e| {
+            os::close(fd);
+            e
+        })
+    })
+}
+
+/// Removes fixed file `slot` (IORING_OP_CLOSE with a file index).
+pub(crate) fn close_fixed(ctx: &Ctx, slot: u32) -> i32 {
+    with_rsrc(ctx, |rs| rs.remove(slot).map(|_| 0).unwrap_or_else(|e| e))
+}
+
+fn update_prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
+    if r.sqe.op_flags != 0 || r.sqe.file_index != 0 || r.sqe.len == 0 {
+        return Err(-libc::EINVAL);
+    }
+    Ok(())
+}
+
+/// IORING_OP_FILES_UPDATE: like IORING_REGISTER_FILES_UPDATE, or with
+/// IORING_FILE_INDEX_ALLOC, into free slots whose indexes are written back
+/// over the fds.
+fn update_issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
+    // SAFETY: issue functions own their request.
+    let s = unsafe { req.get() }.sqe;
+    if s.off as u32 != crate::sys::IORING_FILE_INDEX_ALLOC {
+        return Issued::Done(update_files(ctx, s.off as u32, s.addr, 0, s.len), 0);
+    }
+    if ctx.rsrc.lock().files.is_none() {
+        return Issued::Done(-libc::ENXIO, 0);
+    }
+    let mut done = 0;
+    let mut err = 0;
+    for i in 0..s.len as u64 {
+        let at = s.addr + i * 4;
+        let fd: i32 = match read_val(at) {
+            Ok(v) => v,
+            Err(e) => {
+                err = e;
+                break;
+            }
+        };
+        let slot = match take_file(fd) {
+            Ok(d) => install_fixed(ctx, d, crate::sys::IORING_FILE_INDEX_ALLOC),
+            Err(e) => e,
+        };
+        if slot < 0 {
+            err = slot;
+            break;
+        }
+        if let Err(e) = os::copy_to_user(at, &slot as *const i32 as *const u8, 4) {
+            close_fixed(ctx, slot as u32);
+            err = e;
+            break;
+        }
+        done += 1;
+    }
+    Issued::Done(if done != 0 { done } else { err }, 0)
+}
+
+pub(crate) const FILES_UPDATE: OpDef = OpDef { prep: update_prep, issue: update_issue, ..BASE };

@@ -1,0 +1,287 @@
+//! Creating and destroying engine rings.
+
+use alloc::boxed::Box;
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+
+use super::ctx::{off, Ctx, Inner, Memory};
+use super::lock::Mutex;
+use super::table::{self, RingRef};
+use super::{os, rsrc::Rsrc, submit::SubmitState};
+use crate::sys::*;
+
+const MAX_ENTRIES: u32 = 32768;
+const MAX_CQ_ENTRIES: u32 = 2 * MAX_ENTRIES;
+/// Every IORING_SETUP_* bit a 6.18 kernel knows.
+const KNOWN_FLAGS: u32 = (1 << 21) - 1;
+/// The ones the engine does not implement: a kernel without them says
+/// -EINVAL, and so does the engine.
+const UNSUPPORTED: u32 = IORING_SETUP_IOPOLL
+    | IORING_SETUP_SQPOLL
+    | IORING_SETUP_SQ_AFF
+    | IORING_SETUP_ATTACH_WQ
+    | IORING_SETUP_REGISTERED_FD_ONLY
+    | IORING_SETUP_HYBRID_IOPOLL
+    | IORING_SETUP_CQE_MIXED
+    | IORING_SETUP_SQE_MIXED
+    | IORING_SETUP_SQ_REWIND;
+
+/// What the engine honours (params->features).
+pub(crate) const FEATURES: u32 = IORING_FEAT_SINGLE_MMAP
+    | IORING_FEAT_NODROP
+    | IORING_FEAT_SUBMIT_STABLE
+    | IORING_FEAT_RW_CUR_POS
+    | IORING_FEAT_FAST_POLL
+    | IORING_FEAT_POLL_32BITS
+    | IORING_FEAT_EXT_ARG
+    | IORING_FEAT_NATIVE_WORKERS
+    | IORING_FEAT_RSRC_TAGS
+    | IORING_FEAT_CQE_SKIP
+    | IORING_FEAT_LINKED_FILE
+    | IORING_FEAT_MIN_TIMEOUT
+    | IORING_FEAT_NO_IOWAIT;
+
+fn check_flags(f: u32) -> Result<(), i32> {
+    let bad = f & !KNOWN_FLAGS != 0
+        || f & UNSUPPORTED != 0
+        || (f & IORING_SETUP_TASKRUN_FLAG != 0 && f & (IORING_SETUP_COOP_TASKRUN | IORING_SETUP_DEFER_TASKRUN) == 0)
+        || (f & IORING_SETUP_DEFER_TASKRUN != 0 && f & IORING_SETUP_SINGLE_ISSUER == 0);
+    if bad {
+        Err(-libc::EINVAL)
+    } else {
+        Ok(())
+    }
+}
+
+/// The SQ and CQ sizes for `entries` and `p`, as the kernel picks them.
+fn sizes(entries: u32, p: &io_uring_params) -> Result<(u32, u32), i32> {
+    let clamp = p.flags & IORING_SETUP_CLAMP != 0;
+    let fit = |n: u32, max: u32| match n {
+        0 => Err(-libc::EINVAL),
+        n if n > max && !clamp => Err(-libc::EINVAL),
+        n => Ok(n.min(max).next_power_of_two()),
+    };
+    let sq = fit(entries, MAX_ENTRIES)?;
+    let cq = if p.flags & IORING_SETUP_CQSIZE != 0 { fit(p.cq_entries, MAX_CQ_ENTRIES)? } else { 2 * sq };
+    if cq < sq {
+        return Err(-libc::EINVAL);
+    }
+    Ok((sq, cq))
+}
+
+/// Bytes of the rings region (header, CQEs, SQ array) and of the SQEs.
+fn layout(flags: u32, sq: u32, cq: u32) -> (usize, usize, usize) {
+    let cqe = 16usize << (flags & IORING_SETUP_CQE32 != 0) as u32;
+    let sqe = 64usize << (flags & IORING_SETUP_SQE128 != 0) as u32;
+    let mut rings = (off::CQES + cq as usize * cqe + 63) & !63;
+    let array = rings;
+    if flags & IORING_SETUP_NO_SQARRAY == 0 {
+        rings += sq as usize * 4;
+    }
+    (rings, array, sq as usize * sqe)
+}
+
+fn page_align(n: usize) -> usize {
+    let page = crate::ring::page_size();
+    (n + page - 1) & !(page - 1)
+}
+
+/// Finds or maps the ring memory.
+fn memory(p: &io_uring_params, rings_len: usize, sqes_len: usize) -> Result<Memory, i32> {
+    if p.flags & IORING_SETUP_NO_MMAP != 0 {
+        let (r, s) = (p.cq_off.user_addr, p.sq_off.user_addr);
+        if r == 0 || s == 0 {
+            return Err(-libc::EFAULT);
+        }
+        let page = crate::ring::page_size() as u64;
+        if r % page != 0 || s % page != 0 {
+            return Err(-libc::EINVAL);
+        }
+        return Ok(Memory { rings: r as *mut u8, rings_len, sqes: s as *mut io_uring_sqe, sqes_len, owned: false });
+    }
+    let (rl, sl) = (page_align(rings_len), page_align(sqes_len));
+    // SAFETY: a fresh anonymous shared mapping touches no existing memory.
+    let base = unsafe {
+        crate::sys::mmap(core::ptr::null_mut(), rl + sl, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0)
+    }? as *mut u8;
+    // SAFETY: rl < rl + sl bytes mapped above.
+    let sqes = unsafe { base.add(rl) } as *mut io_uring_sqe;
+    Ok(Memory { rings: base, rings_len: rl, sqes, sqes_len: sl, owned: true })
+}
+
+/// Creates an engine ring as io_uring_setup(2) would: fills `p` and
+/// returns the ring fd, or `-errno`.
+pub(crate) fn create(entries: u32, p: &mut io_uring_params) -> i32 {
+    match try_create(entries, p) {
+        Ok(fd) => fd,
+        Err(e) => e,
+    }
+}
+
+fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
+    if p.resv != [0; 3] {
+        return Err(-libc::EINVAL);
+    }
+    check_flags(p.flags)?;
+    let (sq, cq) = sizes(entries, p)?;
+    let (rings_len, array_off, sqes_len) = layout(p.flags, sq, cq);
+    let mem = memory(p, rings_len, sqes_len)?;
+    let fd = os::eventfd();
+    if fd < 0 {
+        release_memory(&mem);
+        return Err(fd);
+    }
+    super::fork::install();
+    // SAFETY: the rings region is at least `off::CQES` bytes, writable,
+    // and nobody else uses it yet.
+    unsafe {
+        core::ptr::write_bytes(mem.rings, 0, off::CQES);
+        let w = |o: usize, v: u32| core::ptr::write(mem.rings.add(o) as *mut u32, v);
+        w(off::SQ_MASK, sq - 1);
+        w(off::CQ_MASK, cq - 1);
+        w(off::SQ_ENTRIES, sq);
+        w(off::CQ_ENTRIES, cq);
+    }
+    let sq_array = if p.flags & IORING_SETUP_NO_SQARRAY == 0 {
+        // SAFETY: the array lies inside the rings region (see `layout`).
+        unsafe { mem.rings.add(array_off) as *const u32 }
+    } else {
+        core::ptr::null()
+    };
+    let ctx = Box::new(Ctx {
+        fd,
+        flags: p.flags,
+        features: FEATURES,
+        fork_gen: table::FORK_GEN.load(Ordering::Relaxed),
+        handle: AtomicU32::new(0),
+        mem,
+        sq_entries: sq,
+        cq_entries: cq,
+        sq_array,
+        submit: Mutex::new(SubmitState::new()),
+        inner: Mutex::new(Inner::new()),
+        cq_seq: AtomicU32::new(0),
+        cq_waiters: AtomicU32::new(0),
+        timeouts_fired: AtomicU32::new(0),
+        fd_signalled: AtomicBool::new(false),
+        users: AtomicU32::new(0),
+        disabled: AtomicBool::new(p.flags & IORING_SETUP_R_DISABLED != 0),
+        submitter: AtomicU64::new(0),
+        evfd: AtomicU64::new(0),
+        tw_pending: AtomicBool::new(false),
+        deferred_pending: AtomicBool::new(false),
+        fired_pending: AtomicBool::new(false),
+        dying: AtomicBool::new(false),
+        rsrc: Mutex::new(Rsrc::new()),
+        sig_waiters: Mutex::new(alloc::vec::Vec::new()),
+        nr_sig_waiters: AtomicU32::new(0),
+        wait_region: Mutex::new((0, 0)),
+    });
+    if p.flags & IORING_SETUP_R_DISABLED == 0 {
+        super::wait::claim_issuer(&ctx);
+    }
+    if let Err((ctx, e)) = table::register(ctx) {
+        // SAFETY: never registered, so nobody else can see it.
+        unsafe { Ctx::release(Box::into_raw(ctx)) };
+        return Err(e);
+    }
+    p.sq_entries = sq;
+    p.cq_entries = cq;
+    p.features = FEATURES;
+    let no_mmap = p.flags & IORING_SETUP_NO_MMAP != 0;
+    p.sq_off = io_sqring_offsets {
+        head: off::SQ_HEAD as u32,
+        tail: off::SQ_TAIL as u32,
+        ring_mask: off::SQ_MASK as u32,
+        ring_entries: off::SQ_ENTRIES as u32,
+        flags: off::SQ_FLAGS as u32,
+        dropped: off::SQ_DROPPED as u32,
+        array: if sq_array.is_null() { 0 } else { array_off as u32 },
+        resv1: 0,
+        user_addr: if no_mmap { p.sq_off.user_addr } else { 0 },
+    };
+    p.cq_off = io_cqring_offsets {
+        head: off::CQ_HEAD as u32,
+        tail: off::CQ_TAIL as u32,
+        ring_mask: off::CQ_MASK as u32,
+        ring_entries: off::CQ_ENTRIES as u32,
+        overflow: off::CQ_OVERFLOW as u32,
+        cqes: off::CQES as u32,
+        flags: off::CQ_FLAGS as u32,
+        resv1: 0,
+        user_addr: if no_mmap { p.cq_off.user_addr } else { 0 },
+    };
+    Ok(fd)
+}
+
+fn release_memory(mem: &Memory) {
+    if mem.owned {
+        // SAFETY: the engine mapped rings and SQEs as one block at `rings`.
+        unsafe { crate::sys::munmap(mem.rings as *mut core::ffi::c_void, mem.rings_len + mem.sqes_len) };
+    }
+}
+
+impl Ctx {
+    /// Maps ring memory for the application, as mmap(2) of a kernel ring fd
+    /// at IORING_OFF_SQ_RING / _CQ_RING / _SQES would: a second mapping of
+    /// the same pages, so either side can unmap its own.
+    pub(crate) fn map_for_app(&self, off: u64, len: usize) -> Result<*mut core::ffi::c_void, i32> {
+        let (base, size) = match off {
+            IORING_OFF_SQ_RING | IORING_OFF_CQ_RING => (self.mem.rings as *mut u8, self.mem.rings_len),
+            IORING_OFF_SQES => (self.mem.sqes as *mut u8, self.mem.sqes_len),
+            _ => return Err(-libc::EINVAL),
+        };
+        if !self.mem.owned || len == 0 || len > size {
+            return Err(-libc::EINVAL);
+        }
+        // SAFETY: mremap with old_size 0 creates a new mapping of the same
+        // shared pages and leaves the original in place.
+        let p = unsafe { libc::mremap(base as *mut core::ffi::c_void, 0, len, libc::MREMAP_MAYMOVE) };
+        if p == libc::MAP_FAILED {
+            return Err(os::errno());
+        }
+        Ok(p)
+    }
+
+    /// Frees a ring nobody refers to any more.
+    ///
+    /// # Safety
+    /// `ctx` came from `Box::into_raw` and this is the last use of it.
+    pub(crate) unsafe fn release(ctx: *mut Ctx) {
+        // SAFETY: per the contract.
+        let c = unsafe { Box::from_raw(ctx) };
+        release_memory(&c.mem);
+        os::close(c.fd);
+        drop(c);
+    }
+}
+
+/// Tears a ring down after its fd left the registry: cancels what can be
+/// cancelled, waits for the rest, and frees it before returning.
+pub(crate) fn shutdown(r: RingRef) {
+    let ctx = r.ctx();
+    if ctx.fork_gen != table::FORK_GEN.load(Ordering::Relaxed) {
+        // The parent's ring, in a child: its threads are not here and its
+        // locks may be held. Give back this process's fd and mapping only.
+        os::close(ctx.fd);
+        release_memory(&ctx.mem);
+        core::mem::forget(r);
+        return;
+    }
+    ctx.dying.store(true, Ordering::SeqCst);
+    super::reactor::unwatch_ring(ctx);
+    super::cancel::cancel_all(ctx);
+    loop {
+        ctx.run_task_work();
+        let n = ctx.users.load(Ordering::Acquire);
+        if n == 0 {
+            break;
+        }
+        super::lock::futex_wait(&ctx.users, n, Some(os::now_ns() + 10_000_000));
+    }
+    table::wait_sole(&r);
+    drop(r);
+    if table::LIVE.load(Ordering::Acquire) == 0 {
+        super::io_wq::idle_exit();
+        super::reactor::maybe_stop();
+    }
+}

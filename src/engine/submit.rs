@@ -1,0 +1,254 @@
+//! Consuming the SQ: each SQE becomes a request (or, for a plain NOP, just
+//! a CQE), chains are assembled, and failures at submission are reported
+//! the way the kernel does.
+
+use core::sync::atomic::Ordering;
+
+use super::ctx::{off, Cqe, Ctx};
+use super::opdef;
+use super::req::{self, fail_chain, queue_chain, rf, Mode, ReqPtr};
+use super::sqe::Sqe;
+use crate::sys::{
+    io_uring_sqe, IORING_OP_LINK_TIMEOUT, IORING_OP_NOP, IORING_SETUP_SQE128, IORING_SETUP_SUBMIT_ALL, IOSQE_BUFFER_SELECT,
+    IOSQE_CQE_SKIP_SUCCESS, IOSQE_IO_DRAIN,
+};
+
+/// Every IOSQE_* flag the kernel knows.
+const SQE_VALID_FLAGS: u8 = 0x7f;
+
+pub(crate) struct SubmitState {
+    /// The engine's SQ head (published at the end of each submission).
+    pub sq_head: u32,
+    /// Id of the next request (see `Req::id`).
+    next_id: u64,
+    /// IOSQE_CQE_SKIP_SUCCESS was used: IOSQE_IO_DRAIN is refused from now
+    /// on, as in the kernel.
+    drain_disabled: bool,
+    /// The request after the current chain must drain too.
+    drain_next: bool,
+}
+
+impl SubmitState {
+    pub(crate) const fn new() -> SubmitState {
+        SubmitState { sq_head: 0, next_id: 1, drain_disabled: false, drain_next: false }
+    }
+}
+
+/// A chain being assembled.
+struct Chain {
+    head: ReqPtr,
+    last: ReqPtr,
+    members: u32,
+    drain: bool,
+}
+
+impl Chain {
+    fn add(&mut self, req: ReqPtr) {
+        // SAFETY: the submitter owns every member until the chain is queued.
+        unsafe { self.last.get() }.link = Some(req);
+        self.last = req;
+        self.members += 1;
+    }
+}
+
+/// CQEs of plain NOPs, posted together.
+struct Batch {
+    cqes: [Cqe; 32],
+    n: usize,
+}
+
+impl Batch {
+    fn flush(&mut self, ctx: &Ctx) {
+        if self.n != 0 {
+            ctx.post_all(&self.cqes[..self.n], Mode::Inline);
+            self.n = 0;
+        }
+    }
+}
+
+/// Submits up to `nr` SQEs; returns how many were consumed.
+pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
+    let mut st = ctx.submit.lock();
+    let head = st.sq_head;
+    let tail = ctx.word(off::SQ_TAIL).load(Ordering::Acquire);
+    let n = nr.min(tail.wrapping_sub(head)).min(ctx.sq_entries);
+    if n == 0 {
+        return 0;
+    }
+    let shift = (ctx.flags & IORING_SETUP_SQE128 != 0) as u32;
+    let mut batch = Batch { cqes: [Cqe::default(); 32], n: 0 };
+    let mut chain: Option<Chain> = None;
+    let mut done = 0;
+    while done < n {
+        let mut idx = head.wrapping_add(done) & ctx.sq_mask();
+        done += 1;
+        if !ctx.sq_array.is_null() {
+            // SAFETY: the SQ array has sq_entries slots in the rings region.
+            idx = unsafe { core::ptr::read_volatile(ctx.sq_array.add(idx as usize)) };
+            if idx >= ctx.sq_entries {
+                let d = ctx.word(off::SQ_DROPPED);
+                d.store(d.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
+                continue;
+            }
+        }
+        // SAFETY: idx < sq_entries, so the slot is inside the SQE array.
+        let p = unsafe { ctx.mem.sqes.add((idx << shift) as usize) } as *const io_uring_sqe;
+        if chain.is_none() && !st.drain_next && !ctx.has_deferred() {
+            // SAFETY: the slot is between head and tail: ours until the
+            // head moves.
+            if let Some(c) = unsafe { plain_nop(p) } {
+                batch.cqes[batch.n] = c;
+                batch.n += 1;
+                if batch.n == batch.cqes.len() {
+                    batch.flush(ctx);
+                }
+                continue;
+            }
+        }
+        batch.flush(ctx);
+        // SAFETY: as above.
+        let sqe = unsafe { Sqe::read(p) };
+        if submit_one(ctx, &mut st, &sqe, &mut chain).is_err() && ctx.flags & IORING_SETUP_SUBMIT_ALL == 0 {
+            break;
+        }
+    }
+    batch.flush(ctx);
+    if let Some(c) = chain.take() {
+        queue_chain(ctx, c.head, c.drain, c.members, Mode::Inline);
+    }
+    st.sq_head = head.wrapping_add(done);
+    // Release: our reads of the consumed SQEs happen before the
+    // application may reuse the slots.
+    ctx.word(off::SQ_HEAD).store(st.sq_head, Ordering::Release);
+    done as i32
+}
+
+/// The CQE of a NOP with no flags at all, which needs no request: opcode,
+/// flags and ioprio (the first word), nop_flags and personality all zero.
+///
+/// # Safety
+/// `p` is an SQE slot the engine owns.
+#[inline(always)]
+unsafe fn plain_nop(p: *const io_uring_sqe) -> Option<Cqe> {
+    const _: () = assert!(IORING_OP_NOP == 0);
+    // SAFETY: per the contract; volatile reads of plain, aligned fields.
+    unsafe {
+        if core::ptr::read_volatile(p as *const u32) != 0
+            || core::ptr::read_volatile(&(*p).rw_flags_u.fsync_flags) != 0
+            || core::ptr::read_volatile(&(*p).personality) != 0
+        {
+            return None;
+        }
+        Some(Cqe::new(core::ptr::read_volatile(&(*p).user_data), 0, 0))
+    }
+}
+
+/// One SQE: validate, prep, and place it in a chain or queue it.
+fn submit_one(ctx: &Ctx, st: &mut SubmitState, sqe: &Sqe, chain: &mut Option<Chain>) -> Result<(), ()> {
+    let id = st.next_id;
+    st.next_id += 1;
+    let req = req::alloc(ctx, sqe, id);
+    let mut drain = false;
+    let prev = chain.as_ref().map(|c| {
+        // SAFETY: the submitter owns the chain being assembled.
+        unsafe { c.last.get() }.sqe.opcode
+    });
+    let ret = init(ctx, st, req, prev, &mut drain);
+    if drain {
+        match chain {
+            Some(c) => {
+                c.drain = true;
+                st.drain_next = true;
+            }
+            None => {}
+        }
+    }
+    let linked = req::links(sqe);
+    if let Err(e) = ret {
+        // SAFETY: the submitter owns the new request.
+        let r = unsafe { req.get() };
+        r.flags |= rf::FAIL;
+        r.res = e;
+        if let Some(c) = chain {
+            // SAFETY: as above, for the chain head.
+            let h = unsafe { c.head.get() };
+            if h.flags & rf::FAIL == 0 {
+                h.flags |= rf::FAIL;
+                h.res = -libc::ECANCELED;
+            }
+        }
+        if linked {
+            add_to_chain(chain, req, false);
+            return Ok(());
+        }
+        let head = match chain.take() {
+            Some(mut c) => {
+                c.add(req);
+                c.head
+            }
+            None => req,
+        };
+        fail_chain(ctx, head, Mode::Inline);
+        return Err(());
+    }
+    if chain.is_some() || linked {
+        add_to_chain(chain, req, drain);
+        if linked {
+            return Ok(());
+        }
+        let c = chain.take().expect("chain was just extended");
+        queue_chain(ctx, c.head, c.drain, c.members, Mode::Inline);
+        return Ok(());
+    }
+    queue_chain(ctx, req, drain, 1, Mode::Inline);
+    Ok(())
+}
+
+fn add_to_chain(chain: &mut Option<Chain>, req: ReqPtr, drain: bool) {
+    match chain {
+        Some(c) => c.add(req),
+        None => *chain = Some(Chain { head: req, last: req, members: 1, drain }),
+    }
+}
+
+/// The kernel's checks at submission, then the op's own prep.
+fn init(ctx: &Ctx, st: &mut SubmitState, req: ReqPtr, prev: Option<u8>, drain: &mut bool) -> Result<(), i32> {
+    // SAFETY: the submitter owns the new request.
+    let r = unsafe { req.get() };
+    let def = opdef::lookup(r.sqe.opcode).ok_or(-libc::EINVAL)?;
+    let in_chain = prev.is_some();
+    let flags = r.sqe.flags;
+    if flags & !SQE_VALID_FLAGS != 0 {
+        return Err(-libc::EINVAL);
+    }
+    if flags & IOSQE_BUFFER_SELECT != 0 && !def.buffer_select {
+        return Err(-libc::EOPNOTSUPP);
+    }
+    if flags & IOSQE_CQE_SKIP_SUCCESS != 0 {
+        st.drain_disabled = true;
+    }
+    if flags & IOSQE_IO_DRAIN != 0 {
+        if st.drain_disabled {
+            return Err(-libc::EOPNOTSUPP);
+        }
+        *drain = true;
+    }
+    if st.drain_next && !in_chain {
+        st.drain_next = false;
+        *drain = true;
+    }
+    if !def.ioprio && r.sqe.ioprio != 0 {
+        return Err(-libc::EINVAL);
+    }
+    if r.sqe.personality != 0 {
+        // No personalities can be registered on an engine ring.
+        return Err(-libc::EINVAL);
+    }
+    (def.prep)(ctx, r)?;
+    // A link timeout guards the request before it, which must exist and
+    // not be a link timeout itself.
+    if r.sqe.opcode == IORING_OP_LINK_TIMEOUT && prev.is_none_or(|p| p == IORING_OP_LINK_TIMEOUT) {
+        return Err(-libc::EINVAL);
+    }
+    Ok(())
+}

@@ -1,0 +1,208 @@
+//! `io_uring_enter` on an engine ring: submission, then waiting for
+//! completions with the kernel's rules (minimum count, timeout, minimum
+//! wait, signal mask, registered wait arguments).
+
+use core::ffi::c_void;
+use core::sync::atomic::Ordering;
+
+use super::ctx::{off, Ctx};
+use super::os;
+use crate::sys::{
+    io_uring_getevents_arg, io_uring_reg_wait, IORING_ENTER_ABS_TIMER, IORING_ENTER_EXT_ARG,
+    IORING_ENTER_EXT_ARG_REG, IORING_ENTER_GETEVENTS, IORING_ENTER_NO_IOWAIT, IORING_ENTER_REGISTERED_RING,
+    IORING_ENTER_SQ_WAIT, IORING_ENTER_SQ_WAKEUP, IORING_REG_WAIT_TS, IORING_SETUP_DEFER_TASKRUN,
+    IORING_SETUP_SINGLE_ISSUER,
+};
+
+const ENTER_FLAGS: u32 = IORING_ENTER_GETEVENTS
+    | IORING_ENTER_SQ_WAKEUP
+    | IORING_ENTER_SQ_WAIT
+    | IORING_ENTER_EXT_ARG
+    | IORING_ENTER_REGISTERED_RING
+    | IORING_ENTER_ABS_TIMER
+    | IORING_ENTER_EXT_ARG_REG
+    | IORING_ENTER_NO_IOWAIT;
+
+/// The size of the kernel's sigset_t.
+const SIGSET_BYTES: usize = 8;
+
+/// What a wait was asked for.
+#[derive(Default)]
+struct WaitArgs {
+    sigmask: u64,
+    sigmask_sz: usize,
+    ts_ns: Option<u64>,
+    min_wait_ns: u64,
+}
+
+fn this_thread() -> u64 {
+    // SAFETY: pthread_self has no preconditions.
+    unsafe { libc::pthread_self() as u64 }
+}
+
+/// Whether the calling thread may submit to (or run completions of) a
+/// SINGLE_ISSUER ring.
+pub(crate) fn issuer_ok(ctx: &Ctx) -> bool {
+    if ctx.flags & IORING_SETUP_SINGLE_ISSUER == 0 {
+        return true;
+    }
+    let s = ctx.submitter.load(Ordering::Relaxed);
+    s == 0 || s == this_thread()
+}
+
+/// Records the submitter of a SINGLE_ISSUER ring (at setup or enable).
+pub(crate) fn claim_issuer(ctx: &Ctx) {
+    if ctx.flags & IORING_SETUP_SINGLE_ISSUER != 0 {
+        ctx.submitter.store(this_thread(), Ordering::Relaxed);
+    }
+}
+
+/// `io_uring_enter(2)` on an engine ring.
+///
+/// # Safety
+/// `arg`/`argsz` are what the caller passed to io_uring_enter: they are
+/// only read through checked copies.
+pub(crate) unsafe fn enter(ctx: &Ctx, to_submit: u32, min_complete: u32, flags: u32, arg: *const c_void, argsz: usize) -> i32 {
+    if flags & !ENTER_FLAGS != 0 {
+        return -libc::EINVAL;
+    }
+    if ctx.disabled.load(Ordering::Acquire) {
+        return -libc::EBADFD;
+    }
+    let mut ret = 0;
+    if to_submit != 0 {
+        if !issuer_ok(ctx) {
+            return -libc::EEXIST;
+        }
+        ret = super::submit::submit(ctx, to_submit);
+        if ret != to_submit as i32 {
+            return ret;
+        }
+    }
+    if flags & IORING_ENTER_GETEVENTS != 0 {
+        let ret2 = match wait_args(ctx, flags, arg, argsz) {
+            Ok(w) => wait(ctx, min_complete, flags, &w),
+            Err(e) => e,
+        };
+        if ret == 0 {
+            ret = ret2;
+        }
+    }
+    ret
+}
+
+/// Decodes the wait argument: a sigset, an io_uring_getevents_arg, or an
+/// offset into the registered wait region.
+fn wait_args(ctx: &Ctx, flags: u32, arg: *const c_void, argsz: usize) -> Result<WaitArgs, i32> {
+    if flags & IORING_ENTER_EXT_ARG == 0 {
+        return Ok(WaitArgs { sigmask: arg as u64, sigmask_sz: argsz, ..Default::default() });
+    }
+    if flags & IORING_ENTER_EXT_ARG_REG != 0 {
+        if argsz != core::mem::size_of::<io_uring_reg_wait>() {
+            return Err(-libc::EINVAL);
+        }
+        let offset = arg as usize;
+        let (base, size) = *ctx.wait_region.lock();
+        let end = offset.checked_add(argsz).ok_or(-libc::EFAULT)?;
+        if offset % 8 != 0 || end > size {
+            return Err(-libc::EFAULT);
+        }
+        let mut w = core::mem::MaybeUninit::<io_uring_reg_wait>::uninit();
+        os::copy_from_user(w.as_mut_ptr() as *mut u8, base + offset as u64, argsz)?;
+        // SAFETY: fully written by the copy.
+        let w = unsafe { w.assume_init() };
+        if w.flags & !IORING_REG_WAIT_TS != 0 {
+            return Err(-libc::EINVAL);
+        }
+        let ts_ns = if w.flags & IORING_REG_WAIT_TS != 0 { Some(os::timespec_ns(w.ts.tv_sec, w.ts.tv_nsec)?) } else { None };
+        return Ok(WaitArgs {
+            sigmask: w.sigmask,
+            sigmask_sz: w.sigmask_sz as usize,
+            ts_ns,
+            min_wait_ns: w.min_wait_usec as u64 * 1000,
+        });
+    }
+    if argsz != core::mem::size_of::<io_uring_getevents_arg>() {
+        return Err(-libc::EINVAL);
+    }
+    let mut a = core::mem::MaybeUninit::<io_uring_getevents_arg>::uninit();
+    os::copy_from_user(a.as_mut_ptr() as *mut u8, arg as u64, argsz)?;
+    // SAFETY: fully written by the copy.
+    let a = unsafe { a.assume_init() };
+    let ts_ns = if a.ts != 0 {
+        let mut ts = [0i64; 2];
+        os::copy_from_user(ts.as_mut_ptr() as *mut u8, a.ts, 16)?;
+        Some(os::timespec_ns(ts[0], ts[1])?)
+    } else {
+        None
+    };
+    Ok(WaitArgs { sigmask: a.sigmask, sigmask_sz: a.sigmask_sz as usize, ts_ns, min_wait_ns: a.min_wait_usec as u64 * 1000 })
+}
+
+/// Waits until `min` CQEs are ready (the kernel's io_cqring_wait).
+fn wait(ctx: &Ctx, min: u32, flags: u32, w: &WaitArgs) -> i32 {
+    let min = min.min(ctx.cq_entries);
+    if ctx.flags & IORING_SETUP_DEFER_TASKRUN != 0 && !issuer_ok(ctx) {
+        return -libc::EEXIST;
+    }
+    ctx.run_task_work();
+    ctx.flush_overflow();
+    if ctx.cq_ready() >= min {
+        return 0;
+    }
+    let mut sig = None;
+    if w.sigmask != 0 {
+        if w.sigmask_sz != SIGSET_BYTES {
+            return -libc::EINVAL;
+        }
+        let mut set: libc::sigset_t = unsafe_zeroed_sigset();
+        if let Err(e) = os::copy_from_user(&mut set as *mut libc::sigset_t as *mut u8, w.sigmask, SIGSET_BYTES) {
+            return e;
+        }
+        sig = Some(set);
+    }
+    let start = os::now_ns();
+    let deadline = w.ts_ns.map(|t| if flags & IORING_ENTER_ABS_TIMER != 0 { t } else { start.saturating_add(t) });
+    let min_deadline = if w.min_wait_ns != 0 { Some(start + w.min_wait_ns) } else { None };
+    let target = ctx.word(off::CQ_HEAD).load(Ordering::Acquire).wrapping_add(min);
+    let start_tail = ctx.word(off::CQ_TAIL).load(Ordering::Acquire);
+    let timeouts = ctx.timeouts_fired.load(Ordering::Acquire);
+    let mut waiter = super::waiter::Waiter::new(ctx, sig.as_ref());
+    let ret = loop {
+        let seq = ctx.cq_seq.load(Ordering::SeqCst);
+        ctx.run_task_work();
+        ctx.flush_overflow();
+        let tail = ctx.word(off::CQ_TAIL).load(Ordering::Acquire);
+        if (tail.wrapping_sub(target) as i32) >= 0 || ctx.timeouts_fired.load(Ordering::Acquire) != timeouts {
+            break 0;
+        }
+        let now = os::now_ns();
+        if let Some(m) = min_deadline {
+            if now >= m && (tail != start_tail || ctx.cq_ready() != 0) {
+                break 0;
+            }
+        }
+        if deadline.is_some_and(|d| now >= d) {
+            break -libc::ETIME;
+        }
+        let until = match (deadline, min_deadline.filter(|&m| m > now)) {
+            (Some(d), Some(m)) => Some(d.min(m)),
+            (d, m) => d.or(m),
+        };
+        let r = waiter.sleep(seq, until);
+        if r == -libc::EINTR {
+            break -libc::EINTR;
+        }
+    };
+    drop(waiter);
+    if ctx.cq_ready() != 0 {
+        0
+    } else {
+        ret
+    }
+}
+
+fn unsafe_zeroed_sigset() -> libc::sigset_t {
+    // SAFETY: an all-zero sigset_t is the empty set.
+    unsafe { core::mem::zeroed() }
+}

@@ -1,0 +1,138 @@
+//! How a thread sleeps until a ring posts something.
+//!
+//! Plain waits sleep on the ring's `cq_seq` futex. Waits with a signal
+//! mask need the mask swapped atomically with the sleep, which a futex
+//! cannot do: they sleep in ppoll() on an eventfd of their own (one per
+//! thread, kept for the thread's life) that posters signal.
+
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use super::ctx::Ctx;
+use super::os;
+use super::lock::futex_wait;
+
+/// pthread key of the calling thread's wake eventfd (value: fd + 1).
+static KEY: AtomicU32 = AtomicU32::new(u32::MAX);
+static KEY_STATE: AtomicU32 = AtomicU32::new(0);
+
+extern "C" fn close_thread_fd(v: *mut core::ffi::c_void) {
+    os::close(v as usize as i32 - 1);
+}
+
+fn key() -> Option<libc::pthread_key_t> {
+    loop {
+        match KEY_STATE.compare_exchange(0, 1, Ordering::Acquire, Ordering::Acquire) {
+            Ok(_) => {
+                let mut k: libc::pthread_key_t = 0;
+                // SAFETY: k is a live key slot; the destructor is a plain fn.
+                let ok = unsafe { libc::pthread_key_create(&mut k, Some(close_thread_fd)) } == 0;
+                if ok {
+                    KEY.store(k, Ordering::Release);
+                }
+                KEY_STATE.store(if ok { 2 } else { 3 }, Ordering::Release);
+            }
+            Err(1) => core::hint::spin_loop(),
+            Err(2) => return Some(KEY.load(Ordering::Acquire)),
+            Err(_) => return None,
+        }
+    }
+}
+
+/// The calling thread's wake eventfd, created on first use.
+fn thread_fd() -> Result<i32, i32> {
+    let k = key().ok_or(-libc::ENOMEM)?;
+    // SAFETY: k is a valid key.
+    let v = unsafe { libc::pthread_getspecific(k) } as usize;
+    if v != 0 {
+        return Ok(v as i32 - 1);
+    }
+    let fd = os::eventfd();
+    if fd < 0 {
+        return Err(fd);
+    }
+    // SAFETY: as above; the value is an integer, not a pointer.
+    unsafe { libc::pthread_setspecific(k, (fd as usize + 1) as *const core::ffi::c_void) };
+    Ok(fd)
+}
+
+/// In a forked child: the inherited wake fd shares its eventfd with the
+/// parent's thread; drop it.
+///
+/// # Safety
+/// Only from the atfork child handler.
+pub(crate) unsafe fn after_fork_child() {
+    if KEY_STATE.load(Ordering::Acquire) == 2 {
+        let k = KEY.load(Ordering::Acquire);
+        // SAFETY: valid key; only this thread exists.
+        unsafe {
+            let v = libc::pthread_getspecific(k) as usize;
+            if v != 0 {
+                os::close(v as i32 - 1);
+                libc::pthread_setspecific(k, core::ptr::null());
+            }
+        }
+    }
+}
+
+/// A thread registered as waiting on a ring.
+pub(crate) struct Waiter<'a> {
+    ctx: &'a Ctx,
+    sig: Option<(libc::sigset_t, i32)>,
+}
+
+impl<'a> Waiter<'a> {
+    pub(crate) fn new(ctx: &'a Ctx, sig: Option<&libc::sigset_t>) -> Waiter<'a> {
+        ctx.cq_waiters.fetch_add(1, Ordering::SeqCst);
+        let sig = sig.and_then(|s| {
+            let fd = thread_fd().ok()?;
+            ctx.sig_waiters.lock().push(fd);
+            ctx.nr_sig_waiters.fetch_add(1, Ordering::SeqCst);
+            Some((*s, fd))
+        });
+        Waiter { ctx, sig }
+    }
+
+    /// Sleeps until the ring's `cq_seq` moves past `seq`, the absolute
+    /// CLOCK_MONOTONIC `until`, or a signal. Returns 0 or -EINTR.
+    pub(crate) fn sleep(&mut self, seq: u32, until: Option<u64>) -> i32 {
+        match &self.sig {
+            None => {
+                if futex_wait(&self.ctx.cq_seq, seq, until) == -libc::EINTR {
+                    -libc::EINTR
+                } else {
+                    0
+                }
+            }
+            Some((set, fd)) => {
+                if self.ctx.cq_seq.load(Ordering::SeqCst) != seq {
+                    return 0;
+                }
+                let mut pfd = libc::pollfd { fd: *fd, events: libc::POLLIN, revents: 0 };
+                let ts = until.map(|u| os::ns_to_timespec(u.saturating_sub(os::now_ns())));
+                let tsp = ts.as_ref().map_or(core::ptr::null(), |t| t as *const libc::timespec);
+                // SAFETY: live pollfd, optional timespec and sigset.
+                let r = unsafe { libc::ppoll(&mut pfd, 1, tsp, set) };
+                if r < 0 && os::errno() == -libc::EINTR {
+                    return -libc::EINTR;
+                }
+                if r > 0 {
+                    os::eventfd_drain(*fd);
+                }
+                0
+            }
+        }
+    }
+}
+
+impl Drop for Waiter<'_> {
+    fn drop(&mut self) {
+        if let Some((_, fd)) = self.sig {
+            let mut w = self.ctx.sig_waiters.lock();
+            if let Some(i) = w.iter().position(|&f| f == fd) {
+                w.swap_remove(i);
+            }
+            self.ctx.nr_sig_waiters.fetch_sub(1, Ordering::SeqCst);
+        }
+        self.ctx.cq_waiters.fetch_sub(1, Ordering::SeqCst);
+    }
+}
