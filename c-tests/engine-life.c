@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "liburing.h"
+#include <malloc.h>
 #include "test-util.h"
 #include "reap-util.h"
 
@@ -118,7 +119,12 @@ static void test_cycles(void)
 	/* The reactor leaves on its own once the last ring is gone. */
 	CHECK_EQ(threads_settle(threads0), threads0, "threads after 10,000 init/exit cycles");
 	CHECK_EQ(tu_count_fds(), fds0, "fds after 10,000 init/exit cycles");
-	CHECK_EQ(tu_count_maps(), maps0, "mappings after 10,000 init/exit cycles");
+#ifndef __SANITIZE_ADDRESS__
+	/* AddressSanitizer keeps state of its own for every thread that ran. */
+	CHECK_EQ(tu_settled_maps(maps0), maps0, "mappings after 10,000 init/exit cycles");
+#else
+	(void)maps0;
+#endif
 	close(p[0]);
 	close(p[1]);
 	close(file);
@@ -286,6 +292,9 @@ int main(int argc, char **argv)
 
 	(void)argc;
 	tu_set_name(argv[0]);
+	/* glibc gives each new thread that mallocs an arena of its own, mapped
+	 * for good; one arena keeps the mapping count about the library. */
+	mallopt(M_ARENA_MAX, 1);
 	/* The C library keeps the stacks of exited threads for reuse and
 	 * gives threads malloc arenas of their own as they appear, which
 	 * would blur the mapping count: run without either. */

@@ -98,6 +98,8 @@ static void run_filtered(const char *errname, int announce, char *err, size_t le
 		else
 			unsetenv("LIBURING_RS_CHECK");
 		unsetenv("LIBURING_RS_TRACE");
+		/* In auto mode the userspace engine would take over. */
+		setenv("LIBURING_RS_ENGINE", "kernel", 1);
 		execl(helper, helper, errname, exe, "--under-filter", errname, (char *)NULL);
 		_exit(127);
 	}
@@ -189,6 +191,9 @@ int main(int argc, char *argv[])
 	if (argc == 3 && !strcmp(argv[1], "--under-filter"))
 		return under_filter(argv[2]);
 	tu_set_name(argv[0]);
+	if (tu_on_engine())
+		SKIP("the diagnosis explains the kernel's refusals; here the "
+		     "userspace engine sets rings up");
 
 	CHECK(liburing_rs_setup_error() == NULL, "a line before any failure: %s", last());
 

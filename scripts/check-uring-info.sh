@@ -22,11 +22,13 @@ for err in EPERM ENOSYS; do
     echo "$text" | grep -q "^  cause  *ring setup failed with $err: a seccomp filter blocks io_uring" ||
         bad "$err: cause is not the seccomp filter: $(echo "$text" | grep cause)"
     echo "$text" | grep -q "^  seccomp  *2 (filter" || bad "$err: seccomp mode not shown as 2"
-    echo "$text" | grep -q "^  rings run on  *none (the kernel refuses io_uring" || bad "$err: engine line"
+    echo "$text" | grep -q "^  rings run on  *userspace engine (the kernel refuses io_uring" || bad "$err: engine line"
+    LIBURING_RS_ENGINE=kernel "$helper" $err "$info" | grep -q "^  rings run on  *none (the kernel refuses io_uring" ||
+        bad "$err: engine line with LIBURING_RS_ENGINE=kernel"
     json=$("$helper" $err "$info" --json) || bad "--json under the $err filter exited $?"
     echo "$json" | grep -q "\"io_uring\": {\"available\": false, \"error\": \"$err\", \"cause\": \"ring setup failed with $err: a seccomp filter" ||
         bad "$err: JSON io_uring member: $(echo "$json" | grep '"io_uring"')"
-    echo "$json" | grep -q '"engine": {"selected": "none"' || bad "$err: JSON engine"
+    echo "$json" | grep -q '"engine": {"selected": "userspace engine"' || bad "$err: JSON engine"
     "$helper" $err "$info" --check NOP 2>/dev/null
     [ $? -eq 1 ] || bad "$err: --check NOP did not exit 1"
 done

@@ -240,8 +240,22 @@ fn try_flag_as(uid: u32, gid: u32, flag: u32) -> Option<i32> {
     }
 }
 
+/// The caller's LIBURING_RS_ENGINE, kept for the report; the probes then
+/// run with `kernel`, so that they ask the kernel and never a userspace
+/// engine ring the library would set up in `auto` mode.
+fn take_engine_env() -> Option<&'static CStr> {
+    let v = getenv(c"LIBURING_RS_ENGINE").map(|v| {
+        // SAFETY: a NUL-terminated string; the copy is never freed, so it
+        // lives as long as the program.
+        unsafe { CStr::from_ptr(libc::strdup(v.as_ptr())) }
+    });
+    // SAFETY: both strings are NUL-terminated; no other thread runs yet.
+    unsafe { libc::setenv(c"LIBURING_RS_ENGINE".as_ptr(), c"kernel".as_ptr(), 1) };
+    v
+}
+
 impl Report {
-    fn gather() -> Report {
+    fn gather(engine_env: Option<&'static CStr>) -> Report {
         let (available, cause) = availability();
         // SAFETY: getuid/geteuid have no preconditions.
         let (uid, euid) = unsafe { (libc::getuid(), libc::geteuid()) };
@@ -259,7 +273,7 @@ impl Report {
             opcodes: None,
             registers: None,
             largest: None,
-            engine_env: getenv(c"LIBURING_RS_ENGINE"),
+            engine_env,
         };
         if available != 0 {
             return r;
@@ -283,14 +297,19 @@ impl Report {
     }
 }
 
-/// What this library runs rings on here, and why. The one place to change
-/// when the userspace engine lands: today a process whose kernel refuses
-/// io_uring has nothing to fall back on.
+/// What this library runs rings on here, and why, as LIBURING_RS_ENGINE
+/// (unset: `auto`) and the kernel's answer decide it.
 fn engine(r: &Report) -> (&'static str, &'static str) {
-    if r.available == 0 {
-        ("kernel", "the kernel sets up rings for this process")
-    } else {
-        ("none", "the kernel refuses io_uring and this build has no userspace engine")
+    let asked = r.engine_env.map(|v| v.to_bytes()).unwrap_or(b"auto");
+    let refused = matches!(-r.available, libc::ENOSYS | libc::EPERM | libc::EACCES);
+    match asked {
+        b"user" => ("userspace engine", "LIBURING_RS_ENGINE=user asks for it"),
+        b"kernel" if r.available == 0 => ("kernel", "the kernel sets up rings for this process"),
+        b"kernel" => ("none", "the kernel refuses io_uring and LIBURING_RS_ENGINE=kernel rules out the userspace engine"),
+        b"" | b"auto" if r.available == 0 => ("kernel", "the kernel sets up rings for this process"),
+        b"" | b"auto" if refused => ("userspace engine", "the kernel refuses io_uring, so auto mode falls back to the userspace engine"),
+        b"" | b"auto" => ("none", "the kernel fails ring setup for a reason the userspace engine does not stand in for"),
+        _ => ("none", "LIBURING_RS_ENGINE has a value the library refuses (setup fails with EINVAL)"),
     }
 }
 
@@ -749,16 +768,16 @@ fn check(names: &[&CStr], err: &mut Out) -> c_int {
 
 // ---------------------------------------------------------------------------
 
-fn run(args: &[&CStr]) -> c_int {
+fn run(args: &[&CStr], engine_env: Option<&'static CStr>) -> c_int {
     let mut out = Out::new(1);
     let mut err = Out::new(2);
     let code = match args.split_first().map(|(a, rest)| (a.to_bytes(), rest)) {
         None => {
-            let _ = text_report(&Report::gather(), &mut out);
+            let _ = text_report(&Report::gather(engine_env), &mut out);
             0
         }
         Some((b"--json", [])) => {
-            let _ = json_report(&Report::gather(), &mut out);
+            let _ = json_report(&Report::gather(engine_env), &mut out);
             0
         }
         Some((b"-h" | b"--help", [])) => {
@@ -780,6 +799,8 @@ fn run(args: &[&CStr]) -> c_int {
 /// Called by the C runtime with `argc` valid strings in `argv`.
 #[no_mangle]
 pub unsafe extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
+    // Everything below asks the kernel, `--check` included.
+    let engine_env = take_engine_env();
     let mut args = [c""; 66];
     let n = (argc.max(1) - 1) as usize;
     if n > args.len() {
@@ -792,5 +813,5 @@ pub unsafe extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int 
         // SAFETY: the C runtime passes argc valid NUL-terminated strings.
         *slot = unsafe { CStr::from_ptr(*argv.add(i + 1)) };
     }
-    run(&args[..n])
+    run(&args[..n], engine_env)
 }
