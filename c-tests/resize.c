@@ -81,7 +81,8 @@ static void test_pending_cqes(void)
 
 	ret = resize(&ring, 64, 256);
 	if ((ret == -EINVAL || ret == -EOPNOTSUPP) && !tu_kernel_at_least(6, 13))
-		SKIP("kernel lacks IORING_REGISTER_RESIZE_RINGS (%s)",
+		SKIP("%s lacks IORING_REGISTER_RESIZE_RINGS (%s)",
+		     tu_on_engine() ? "the userspace engine" : "kernel",
 		     strerror(-ret));
 	CHECK_EQ(ret, 0, "io_uring_resize_rings");
 	CHECK_EQ(ring.sq.ring_entries, 64, "sq entries after resize");
