@@ -148,6 +148,7 @@ ip link set lo up
 case \$(cat /proc/cmdline) in *lrs.probe*) echo "@@KT-PROBE"; poweroff -f ;; esac
 echo "@@KT-BEGIN \$(uname -r)"
 export LIBURING_RS_DIAG_LIB=/t/lib/liburing-rs-diag.so.2.15
+export LIBURING_RS_TEST_EMULATED=1
 $(sed -n '/^#GUEST-RUN/,/^#GUEST-RUN-END/p' "$0")
 for s in $sets; do run_set \$s /t/\$s $ttime; done
 echo "@@KT-END"
