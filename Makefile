@@ -43,7 +43,7 @@ HEADERS := $(shell find include -name '*.h')
 LINK_SO = $(CC) -shared -Wl,--whole-archive $(RUSTLIB) -Wl,--no-whole-archive \
 	-Wl,--gc-sections -Wl,-z,defs -Wl,-z,now -Wl,-O1
 
-.PHONY: all lib examples demo test bench bench-quick install uninstall clean FORCE
+.PHONY: all lib examples demo test fuzz bench bench-quick install uninstall clean FORCE
 
 all: lib examples
 
@@ -129,6 +129,13 @@ demo: all
 
 test: all
 	sh scripts/test.sh
+
+# Differential fuzzing of the userspace engine against the kernel:
+# `make fuzz N=5000 SEED=1` (make test runs 150 programs from seed 1).
+N ?= 1000
+SEED ?= 1
+fuzz: lib
+	FUZZ_N=$(N) FUZZ_SEED=$(SEED) cargo test --release --test engine_differential -- --nocapture
 
 # Benchmarks against Debian's liburing (not part of `make test`).
 bench: lib
