@@ -16,15 +16,6 @@
 
 #define BS 4096
 
-static unsigned long long rng = 0x9E3779B97F4A7C15ULL;
-static inline unsigned long long xorshift(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
 static void start(struct aiocb *cb, int fd, char *buf, unsigned long long blocks)
 {
 	memset(cb, 0, sizeof(*cb));

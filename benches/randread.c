@@ -1,7 +1,8 @@
 /*
  * 4 KiB random reads at depth 32 (argv[2] overrides) over FILE for BENCH_SECS
  * (default 2). Opens the file O_DIRECT if the filesystem allows it (and
- * BENCH_BUFFERED is unset), else buffered, and says which. Prints "randread mode=direct|buffered iops=N".
+ * BENCH_BUFFERED is unset), else buffered, and says which. Prints
+ * "randread mode=direct|buffered iops=N".
  */
 #define _GNU_SOURCE
 #include <liburing.h>
@@ -11,15 +12,6 @@
 #include "common.h"
 
 #define BS 4096
-
-static unsigned long long rng = 0x9E3779B97F4A7C15ULL;
-static inline unsigned long long xorshift(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
 
 int main(int argc, char **argv)
 {

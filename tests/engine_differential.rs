@@ -15,8 +15,9 @@
 //!
 //! Programs avoid nondeterminism by construction: within one submission no
 //! two chains share a file, pipe, name or epoll registration; a read of an
-//! empty pipe is always guarded by a link timeout, and a chain ends after a
-//! read that comes up short; a pipe with a poll armed on it is left alone
+//! empty pipe is always guarded by a link timeout (and not made at all on
+//! a pipe splice or tee used: the kernel then never fires that timeout),
+//! and a chain ends after a read that comes up short; a pipe with a poll armed on it is left alone
 //! until the poll is cancelled; drains are not used while anything stays
 //! armed across submissions; what a chain with skipped CQEs works on is not
 //! used again (nothing tells when such a chain is over); chains with a link
@@ -300,6 +301,8 @@ struct Gen {
     pipe_bytes: [usize; PIPES],
     /// Pipes with a poll armed on them: left alone until it is cancelled.
     pipe_busy: [bool; PIPES],
+    /// Pipes a splice or tee used (which clears their RWF_NOWAIT support).
+    pipe_spliced: [bool; PIPES],
     /// Armed requests to cancel later: (user_data, kind).
     pending: Vec<(u64, u8)>,
     all_pending: Vec<u64>,
@@ -475,7 +478,10 @@ impl Gen {
                 chain.push(o);
                 true
             }
-            2 | 3 => {
+            2 | 3 if self.pipe_bytes[p] > 0 || !self.pipe_spliced[p] => {
+                // (An empty pipe that splice or tee used is not read: the
+                // kernel runs that read blocking in io-wq and never fires
+                // its link timeout; the engine does.)
                 let b = self.out();
                 let mut o = self.op(OP_READ, Arg::PipeR(p), Data::Out(b));
                 o.sqe.len = 1 + self.rng.below(900) as u32;
@@ -522,7 +528,9 @@ impl Gen {
                     self.pipe_bytes[p] -= len as usize;
                 } else {
                     self.pipe_bytes[other] += len as usize;
+                    self.pipe_spliced[other] = true;
                 }
+                self.pipe_spliced[p] = true;
                 chain.push(o);
                 true
             }
@@ -759,6 +767,7 @@ fn generate(seed: u64) -> Program {
         outs: 0,
         pipe_bytes: [0; PIPES],
         pipe_busy: [false; PIPES],
+        pipe_spliced: [false; PIPES],
         pending: Vec::new(),
         all_pending: Vec::new(),
         unsure: Vec::new(),
