@@ -54,7 +54,7 @@ MANPAGES := $(wildcard man/man[1-9]/*.[1-9])
 LINK_SO = $(CC) -shared -Wl,--whole-archive $(RUSTLIB) -Wl,--no-whole-archive \
 	-Wl,--gc-sections -Wl,-z,defs -Wl,-z,now -Wl,-O1
 
-.PHONY: all lib bin examples demo test test-kernels bench bench-quick install uninstall install-man uninstall-man clean FORCE
+.PHONY: all lib bin examples demo test test-kernels fuzz bench bench-quick install uninstall install-man uninstall-man clean FORCE
 
 all: lib bin examples
 
@@ -162,6 +162,13 @@ test: all
 # Exit 77 (no qemu, or no kernel packages in reach) is a skip, not an error.
 test-kernels: lib
 	sh scripts/test-kernels.sh -o docs/compat/kernels.tsv; st=$$?; [ $$st -eq 0 ] || [ $$st -eq 77 ]
+
+# Differential fuzzing of the userspace engine against the kernel:
+# `make fuzz N=5000 SEED=1` (make test runs 150 programs from seed 1).
+N ?= 1000
+SEED ?= 1
+fuzz: lib
+	FUZZ_N=$(N) FUZZ_SEED=$(SEED) cargo test --release --test engine_differential -- --nocapture
 
 # Benchmarks against Debian's liburing (not part of `make test`).
 bench: lib

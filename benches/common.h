@@ -25,6 +25,17 @@ static inline double env_double(const char *name, double def)
 	return (s && *s) ? atof(s) : def;
 }
 
+/* The random block numbers of the randread programs (same sequence in
+ * each, so they read the same blocks). */
+static unsigned long long bench_rng = 0x9E3779B97F4A7C15ULL;
+static inline unsigned long long xorshift(void)
+{
+	bench_rng ^= bench_rng << 13;
+	bench_rng ^= bench_rng >> 7;
+	bench_rng ^= bench_rng << 17;
+	return bench_rng;
+}
+
 static inline void die(const char *what, int err)
 {
 	fprintf(stderr, "%s: %s\n", what, strerror(err < 0 ? -err : err));

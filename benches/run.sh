@@ -2,7 +2,9 @@
 # Benchmark liburing-rs against peers: the same C sources built against this
 # project (include/ + build/lib/liburing.so) and against the system's
 # liburing-dev, run interleaved (ours, peer, ours, peer, ...), plus a NOP peer
-# written with the tokio-rs io-uring crate. Writes benches/results.md.
+# written with the tokio-rs io-uring crate. Then the userspace engine
+# (LIBURING_RS_ENGINE=user, same binaries) against the kernel ring and glibc
+# POSIX AIO. Writes benches/results.md.
 #
 #   sh benches/run.sh                 full run (~5 minutes)
 #   BENCH_QUICK=1 sh benches/run.sh   quick run (~2 minutes; 3 runs, smaller sizes)
@@ -26,6 +28,7 @@ else
 	RR_SECS=2; INIT_SECS=1; CG_OPS=192000
 fi
 DEPTHS="1 2 4 8 16 32 128"
+ENG_DEPTHS="1 32"
 CG_DEPTHS="1 32"
 INIT_DEPTH=8
 unset LD_LIBRARY_PATH LD_PRELOAD || true
@@ -58,6 +61,11 @@ for p in nop copy randread init; do
 	gcc $CFLAGS_B "$REPO/benches/$p.c" -o "$B/peer/$p" \
 	    -L"$SYSLIB" -luring -Wl,-rpath,"$SYSLIB"
 done
+# Engine-only programs: the idle probe (asks liburing_rs_ring_engine) and
+# the POSIX AIO peer of randread (glibc, no io_uring at all).
+gcc $CFLAGS_B -I"$REPO/include" "$REPO/benches/idle.c" -o "$B/ours/idle" \
+    "$REPO/build/lib/liburing.so" -Wl,-rpath,"$REPO/build/lib"
+gcc $CFLAGS_B "$REPO/benches/aio-randread.c" -o "$B/aio-randread"
 # Make sure each build loads the library it is meant to.
 ldd "$B/ours/nop" | grep -q "$REPO/build/lib/liburing.so.2" ||
 	{ say "ours/nop does not load build/lib/liburing.so.2"; exit 1; }
@@ -141,8 +149,25 @@ while [ "$i" -le "$RUNS" ]; do
 		l=$(BENCH_SECS=$INIT_SECS "$B/$impl/init" $INIT_DEPTH)
 		rec $impl init_kpairs "$(echo "$l" | field kpairs)"
 	done
+	# The userspace engine against the kernel ring (both ours) and POSIX
+	# AIO: NOPs, page-cache-hot buffered random reads, the linked copy.
+	for eng in kernel user; do
+		impl=$( [ $eng = user ] && echo engine || echo ours )
+		LIBURING_RS_ENGINE=$eng BENCH_SECS=$NOP_SECS "$B/ours/nop" $ENG_DEPTHS | while read -r l; do
+			rec $impl "enop_d$(echo "$l" | field depth)" "$(echo "$l" | field mops)"
+		done
+		l=$(LIBURING_RS_ENGINE=$eng BENCH_BUFFERED=1 BENCH_SECS=$RR_SECS "$B/ours/randread" "$SRC" 32)
+		rec $impl rrbuf_iops "$(echo "$l" | field iops)"
+		l=$(LIBURING_RS_ENGINE=$eng "$B/ours/copy" "$SRC" /dev/null)
+		rec $impl ecopy_wall "$(echo "$l" | field wall)"
+	done
+	l=$(BENCH_SECS=$RR_SECS "$B/aio-randread" "$SRC" 32)
+	rec aio rrbuf_iops "$(echo "$l" | field iops)"
 	i=$((i + 1))
 done
+# An idle engine ring, once (it sleeps IDLE_SECS + 1 s).
+l=$(LIBURING_RS_ENGINE=user "$B/ours/idle")
+for f in threads running cpu_ms; do rec engine "idle_$f" "$(echo "$l" | field $f)"; done
 
 # callgrind: instructions of bench_loop (inclusive: the inline helpers, the
 # library calls it makes, nothing else) over a fixed op count.
@@ -271,6 +296,30 @@ goal cg_d1 116 0.85 lower "callgrind instr/op depth 1"
 goal cg_d32 46 0.85 lower "callgrind instr/op depth 32"
 [ "$COPY_MB" != 1024 ] || goal copy_null_wall 0.16 1.0 lower "1 GiB copy -> /dev/null, s"
 goal so_bytes 65536 1.0 lower "stripped .so bytes (< 64 KiB)"
+echo
+echo "## Userspace engine (LIBURING_RS_ENGINE=user)"
+echo
+echo "The same benchmark binaries (built against ours) on an engine ring and on a kernel ring, interleaved in each run;"
+echo "randread here is buffered and page-cache hot (BENCH_BUFFERED=1), against glibc POSIX AIO (benches/aio-randread.c, helper"
+echo "threads sized to the depth) doing the same reads. Medians over $RUNS runs; goals from the engine issue."
+echo
+echo "| metric | engine | kernel ring | POSIX AIO | engine / kernel | goal |"
+echo "|---|---|---|---|---|---|"
+erow() { # metric label precision goal-ratio higher|lower [aio-goal]
+	e=$(stats engine "$1" | cut -d' ' -f1); k=$(stats ours "$1" | cut -d' ' -f1); a=$(stats aio "$1" | cut -d' ' -f1)
+	[ -n "$e" ] && [ -n "$k" ] || return 0
+	awk -v e="$e" -v k="$k" -v a="$a" -v p="$3" -v g="$4" -v dir="$5" -v ag="${6:-}" -v l="$2" 'BEGIN{
+		r = e / k; ok = (dir == "higher") ? (r >= g) : (r <= g);
+		goal = sprintf("%s %.1fx kernel: %s", (dir == "higher") ? ">=" : "<=", g, ok ? "met" : "NOT met");
+		if (ag != "" && a != "") { ra = e / a; goal = goal sprintf("; >= %.1fx AIO (%.2fx): %s", ag, ra, ra >= ag ? "met" : "NOT met") }
+		printf "| %s | %.*f | %.*f | %s | %.2f | %s |\n", l, p, e, p, k, (a == "") ? "-" : sprintf("%.*f", p, a), r, goal }'
+}
+erow enop_d1 "NOP Mops/s, depth 1" 3 1.0 higher
+erow enop_d32 "NOP Mops/s, depth 32" 3 5.0 higher
+erow rrbuf_iops "randread 4 KiB QD32 (buffered, cached), IOPS" 0 0.7 higher 2.0
+erow ecopy_wall "copy ${COPY_MB} MiB -> /dev/null, wall s" 4 1.5 lower
+it=$(stats engine idle_threads | cut -d' ' -f1); ir=$(stats engine idle_running | cut -d' ' -f1); ic=$(stats engine idle_cpu_ms | cut -d' ' -f1)
+[ -z "$it" ] || echo "| idle engine ring (after ${IDLE_SECS:-4} s idle, over 1 s) | $it threads, $ir running, $ic ms CPU | - | - | - | no running thread: $( [ "$ir" = 0 ] && echo met || echo 'NOT met') |"
 echo
 echo "Throughput targets were measured on a different (quieter) machine; the in-run peer column is the fair comparison for throughput."
 echo "This machine is shared (other jobs ran alongside; see the load average above), so throughput spreads are wide: read medians, not single runs."

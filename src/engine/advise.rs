@@ -47,4 +47,4 @@ fn issue(_: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
 }
 
 pub(crate) const FADVISE: OpDef = OpDef { prep, issue, needs_file: true, ..BASE };
-pub(crate) const MADVISE: OpDef = OpDef { prep, issue, ..BASE };
+pub(crate) const MADVISE: OpDef = OpDef { prep, issue, error_fails: false, ..BASE };

@@ -59,6 +59,9 @@ pub(crate) struct Memory {
     /// True when the engine mapped it (and unmaps it at teardown); false
     /// for IORING_SETUP_NO_MMAP memory, which is the application's.
     pub owned: bool,
+    /// The memfd behind the mapping where a second mapping cannot be made
+    /// with mremap (valgrind, say); -1 otherwise.
+    pub memfd: i32,
 }
 
 /// Completion-side state, under `Ctx::inner`.
@@ -73,6 +76,9 @@ pub(crate) struct Inner {
     pub defer: Fifo,
     /// Requests inside `defer`, chain members included.
     pub nr_deferred: u32,
+    /// An IOSQE_IO_DRAIN was seen and no request has since gone through
+    /// the drain queue straight away: new requests queue up behind it.
+    pub drain_active: bool,
     /// Requests that can be found by cancellation (queued, running or armed).
     pub armed: ArmedList,
     /// Completions made off the submitter thread of a DEFER_TASKRUN ring,
@@ -93,7 +99,6 @@ pub(crate) struct Ctx {
     pub fd: i32,
     /// IORING_SETUP_* flags the ring was created with.
     pub flags: u32,
-    pub features: u32,
     /// `table::FORK_GEN` when created: rings belong to one process.
     pub fork_gen: u32,
     /// The ring's index in the registry.
@@ -108,6 +113,9 @@ pub(crate) struct Ctx {
     /// Completion side (the kernel's completion_lock).
     pub inner: Mutex<Inner>,
     /// Bumped after every CQ publish: the futex waiters sleep on.
+    /// CQEs wait in `Inner::overflow` (IORING_SQ_CQ_OVERFLOW, in memory
+    /// the application cannot clear).
+    pub overflow_held: AtomicBool,
     pub cq_seq: AtomicU32,
     pub cq_waiters: AtomicU32,
     /// Timeouts that expired (they wake waiters, as in the kernel).
@@ -156,6 +164,7 @@ impl Inner {
             pending_notify: 0,
             defer: Fifo::new(),
             nr_deferred: 0,
+            drain_active: false,
             armed: ArmedList::new(),
             task_work: VecDeque::new(),
             cq_events: 0,
@@ -235,6 +244,7 @@ impl Ctx {
             inner.pending_notify += 1;
             inner.overflow.pop_front();
         }
+        self.overflow_held.store(false, Ordering::Relaxed);
         self.set_sq_flag(IORING_SQ_CQ_OVERFLOW, false);
     }
 
@@ -253,6 +263,7 @@ impl Ctx {
             inner.pending_notify += 1;
         } else {
             inner.overflow.push_back(*c);
+            self.overflow_held.store(true, Ordering::Relaxed);
             self.set_sq_flag(IORING_SQ_CQ_OVERFLOW, true);
         }
     }
@@ -280,6 +291,10 @@ impl Ctx {
 
     /// Flushes overflow into freed CQ space (on every wait and peek).
     pub(crate) fn flush_overflow(&self) {
+        // Set (under the lock) while anything is held back.
+        if !self.overflow_held.load(Ordering::Relaxed) {
+            return;
+        }
         let n = {
             let mut inner = self.inner.lock();
             if inner.overflow.is_empty() {
@@ -296,6 +311,64 @@ impl Ctx {
 
     pub(crate) fn overflow_pending(&self) -> bool {
         self.word(off::SQ_FLAGS).load(Ordering::Relaxed) & IORING_SQ_CQ_OVERFLOW != 0
+    }
+
+    /// Posts CQEs completed inline, `max` at most, that `fill` writes:
+    /// called with a run of free, contiguous CQE slots (each two u64
+    /// words: user_data, then res and flags) and how many it may write, it
+    /// writes from the first and returns how many it wrote, fewer than
+    /// asked when it ran out. Returns how many were posted. One lock, CQEs
+    /// written straight into the CQ; through `fill` (one at a time via a
+    /// bounce slot) when CQE32, overflow or count timeouts need its care,
+    /// or the CQ is full. The inline paths of plain NOPs and simple reads
+    /// and writes use it.
+    #[inline(always)]
+    pub(crate) fn post_words(&self, max: u32, mut fill: impl FnMut(*mut u64, u32) -> u32) -> u32 {
+        let mut inner = self.inner.lock();
+        let plain = self.flags & IORING_SETUP_CQE32 == 0 && inner.overflow.is_empty() && inner.seq_timeouts.is_empty();
+        let room = if plain {
+            self.cq_entries - inner.cq_tail.wrapping_sub(self.word(off::CQ_HEAD).load(Ordering::Acquire))
+        } else {
+            0
+        };
+        let (base, mask, tail) = (self.cqes_ptr() as *mut u64, self.cq_mask(), inner.cq_tail);
+        let fast = room.min(max);
+        let mut done = 0;
+        while done < fast {
+            let slot = tail.wrapping_add(done) & mask;
+            let run = (fast - done).min(self.cq_entries - slot);
+            // SAFETY: `run` free slots from `slot` lie in the CQE array
+            // (room counts slots the application's head released).
+            let k = fill(unsafe { base.add(slot as usize * 2) }, run);
+            done += k;
+            if k < run {
+                break;
+            }
+        }
+        inner.cq_tail = tail.wrapping_add(done);
+        inner.cq_events = inner.cq_events.wrapping_add(done);
+        inner.pending_notify += done;
+        if done == fast {
+            // Out of room (or not plain): `fill` queues the rest behind.
+            let mut bounce = [0u64; 2];
+            while done < max && fill(bounce.as_mut_ptr(), 1) == 1 {
+                self.fill(&mut inner, &Cqe::new(bounce[0], bounce[1] as u32 as i32, (bounce[1] >> 32) as u32));
+                done += 1;
+            }
+        }
+        let posted = self.commit(&mut inner, Mode::Inline);
+        drop(inner);
+        if posted != 0 {
+            self.notify();
+        }
+        self.run_fired(Mode::Inline);
+        done
+    }
+
+    #[inline(always)]
+    fn cqes_ptr(&self) -> *mut io_uring_cqe {
+        // SAFETY: the CQE array starts at off::CQES in the rings region.
+        unsafe { self.mem.rings.add(off::CQES) as *mut io_uring_cqe }
     }
 
     /// Posts CQEs in order and wakes whoever waits for them.
@@ -318,14 +391,26 @@ impl Ctx {
 
     /// Signals the ring fd and wakes waiters after new CQEs became visible.
     pub(crate) fn notify(&self) {
+        // One fence orders the CQ tail store before both checks below
+        // (each pairs with a fence or locked op on the other side).
+        fence(Ordering::SeqCst);
         self.signal_fd();
-        self.wake_waiters();
+        self.wake_fenced();
     }
 
     /// Wakes every thread waiting in `enter` to look at the ring again.
     pub(crate) fn wake_waiters(&self) {
-        self.cq_seq.fetch_add(1, Ordering::SeqCst);
-        if self.cq_waiters.load(Ordering::SeqCst) != 0 {
+        fence(Ordering::SeqCst);
+        self.wake_fenced();
+    }
+
+    /// `wake_waiters` after the fence. Waiters count themselves in
+    /// `cq_waiters` (then fence) before they check the ring, so either
+    /// they see what changed or this sees them and bumps `cq_seq`, which
+    /// their futex sleep watches.
+    fn wake_fenced(&self) {
+        if self.cq_waiters.load(Ordering::Relaxed) != 0 {
+            self.cq_seq.fetch_add(1, Ordering::SeqCst);
             futex_wake(&self.cq_seq, i32::MAX);
             if self.nr_sig_waiters.load(Ordering::SeqCst) != 0 {
                 for &fd in self.sig_waiters.lock().iter() {
@@ -337,9 +422,9 @@ impl Ctx {
 
     /// Makes the ring fd readable. It stays readable until the reactor sees
     /// the CQ drained (see `reset_fd`), so a busy ring pays for one write
-    /// per drain cycle, not per CQE.
+    /// per drain cycle, not per CQE. Called after a SeqCst fence (the CQ
+    /// tail store before the flag load, against `reset_fd`'s order).
     fn signal_fd(&self) {
-        fence(Ordering::SeqCst);
         if !self.fd_signalled.load(Ordering::Relaxed) && !self.fd_signalled.swap(true, Ordering::SeqCst) {
             os::eventfd_signal(self.fd);
             super::reactor::watch_ring(self);
@@ -356,6 +441,7 @@ impl Ctx {
             return true;
         }
         self.fd_signalled.store(false, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
         os::eventfd_drain(self.fd);
         // A CQE posted meanwhile may have seen the flag still set and
         // skipped its signal: signal again for it.

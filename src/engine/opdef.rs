@@ -32,6 +32,10 @@ pub(crate) struct OpDef {
     /// May block indefinitely (pipes): counted against the unbounded worker
     /// cap rather than the bounded one.
     pub unbounded: bool,
+    /// An error the op itself reports fails the request's chain (and shows
+    /// despite IOSQE_CQE_SKIP_SUCCESS). The kernel's path, sync and xattr
+    /// ops do not: their errors are just results.
+    pub error_fails: bool,
 }
 
 pub(crate) fn stable(_: &mut Req) -> Result<(), i32> {
@@ -52,6 +56,7 @@ pub(crate) const BASE: OpDef = OpDef {
     ioprio: false,
     buffer_select: false,
     unbounded: false,
+    error_fails: true,
 };
 
 const N: usize = IORING_OP_LAST as usize;

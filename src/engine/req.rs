@@ -54,6 +54,11 @@ pub(crate) mod rf {
     pub const ISSUED: u32 = 1 << 5;
     /// -ETIME is a success here (IORING_TIMEOUT_ETIME_SUCCESS).
     pub const ETIME_OK: u32 = 1 << 7;
+    /// The op's own error is a plain result (`OpDef::error_fails`).
+    pub const NOFAIL: u32 = 1 << 9;
+    /// Cancelled behind a failed IOSQE_CQE_SKIP_SUCCESS request: no CQE, as
+    /// the kernel does for the rest of such a chain.
+    pub const QUIET: u32 = 1 << 10;
     /// Heads a chain that waits behind a drain barrier (IOSQE_IO_DRAIN).
     pub const DRAIN: u32 = 1 << 8;
 }
@@ -335,10 +340,10 @@ pub(crate) fn complete(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode
     // SAFETY: the caller owns the request.
     let r = unsafe { req.get() };
     let etime_ok = res == -libc::ETIME && r.flags & rf::ETIME_OK != 0;
-    let failed = (res < 0 && !etime_ok) || r.flags & rf::FAIL != 0;
+    let failed = (res < 0 && !etime_ok && r.flags & rf::NOFAIL == 0) || r.flags & rf::FAIL != 0;
     let mut cqes = [Cqe::default(); 2];
     let mut n = 0;
-    if !r.sqe.has(IOSQE_CQE_SKIP_SUCCESS) || failed {
+    if (!r.sqe.has(IOSQE_CQE_SKIP_SUCCESS) || failed) && r.flags & rf::QUIET == 0 {
         cqes[0] = Cqe::new(r.sqe.user_data, res, cflags);
         if let OpData::Big(b) = r.io {
             cqes[0].big = b;
@@ -351,13 +356,31 @@ pub(crate) fn complete(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode
             n += 1;
         }
     }
+    if r.flags & rf::ISSUED == 0 {
+        if let Some(lt) = r.link {
+            // SAFETY: chain members belong to the head's owner.
+            let l = unsafe { lt.get() };
+            if l.sqe.opcode == IORING_OP_LINK_TIMEOUT {
+                // Never armed (its request never ran): it goes with
+                // -ECANCELED whatever happened to the request, as the
+                // kernel's disarm of a pending link timeout does.
+                r.link = l.link.take();
+                if !l.sqe.has(IOSQE_CQE_SKIP_SUCCESS) {
+                    cqes[n] = Cqe::new(l.sqe.user_data, -libc::ECANCELED, 0);
+                    n += 1;
+                }
+                free(ctx, lt);
+            }
+        }
+    }
     ctx.post_all(&cqes[..n], mode);
     let next = r.link.take();
     let hard = r.sqe.has(IOSQE_IO_HARDLINK);
+    let quiet = r.sqe.has(IOSQE_CQE_SKIP_SUCCESS);
     free(ctx, req);
     if let Some(next) = next {
         if failed && !hard {
-            fail_chain(ctx, next, mode);
+            fail_links(ctx, next, mode, quiet);
         } else {
             issue(ctx, next, mode);
         }
@@ -367,18 +390,31 @@ pub(crate) fn complete(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode
     }
 }
 
-/// Completes every request of a chain that will not run: each posts its
-/// own submission error, or -ECANCELED.
-pub(crate) fn fail_chain(ctx: &Ctx, head: ReqPtr, mode: Mode) {
-    let mut cur = Some(head);
+/// Completes the rest of a chain after a member failed: each posts its own
+/// submission error, or -ECANCELED; no CQE at all (`quiet`) when the failed
+/// member had IOSQE_CQE_SKIP_SUCCESS.
+pub(crate) fn fail_links(ctx: &Ctx, first: ReqPtr, mode: Mode, quiet: bool) {
+    let mut cur = Some(first);
     while let Some(req) = cur {
         // SAFETY: the chain's members belong to whoever owns its head.
         let r = unsafe { req.get() };
         cur = r.link.take();
         let res = if r.flags & rf::FAIL != 0 { r.res } else { -libc::ECANCELED };
-        r.flags |= rf::FAIL;
+        r.flags |= rf::FAIL | if quiet { rf::QUIET } else { 0 };
         complete(ctx, req, res, 0, mode);
     }
+}
+
+/// Completes a chain that failed as a whole (at submission, or at ring
+/// teardown): the head with its error, then the rest as `fail_links` does.
+/// Hard links do not keep such a chain going.
+pub(crate) fn fail_chain(ctx: &Ctx, head: ReqPtr, mode: Mode) {
+    // SAFETY: the caller owns the chain.
+    let r = unsafe { head.get() };
+    let res = if r.flags & rf::FAIL != 0 { r.res } else { -libc::ECANCELED };
+    r.flags |= rf::FAIL;
+    r.sqe.flags &= !IOSQE_IO_HARDLINK;
+    complete(ctx, head, res, 0, mode);
 }
 
 /// Issues `req` from a thread in `mode`; it completes now, or moves on to
@@ -411,7 +447,13 @@ pub(crate) fn issue(ctx: &Ctx, req: ReqPtr, mode: Mode) {
         Issued::Again
     } else {
         match resolve_file(ctx, r, def) {
-            Ok(()) => (def.issue)(ctx, req, mode),
+            Ok(()) => match (def.issue)(ctx, req, mode) {
+                Issued::Done(res, f) if res < 0 && !def.error_fails => {
+                    r.flags |= rf::NOFAIL;
+                    Issued::Done(res, f)
+                }
+                out => out,
+            },
             Err(e) => Issued::Done(e, 0),
         }
     };
@@ -475,11 +517,15 @@ fn punt(ctx: &Ctx, req: ReqPtr, mode: Mode) {
     io_wq::enqueue(ctx, req);
 }
 
-/// Queues a chain behind a drain barrier, or issues it.
+/// Queues a chain behind a drain barrier, or issues it. As in the kernel,
+/// once a drain was seen every request goes through the drain queue (the
+/// first entry waiting for whatever is in flight) until one passes through
+/// it straight away.
 pub(crate) fn queue_chain(ctx: &Ctx, head: ReqPtr, drain: bool, members: u32, mode: Mode) {
     {
         let mut inner = ctx.inner.lock();
-        if drain || !inner.defer.is_empty() {
+        if drain || inner.drain_active {
+            inner.drain_active = true;
             if drain {
                 // SAFETY: we own the chain until it is queued.
                 unsafe { head.get() }.flags |= rf::DRAIN;
@@ -488,7 +534,14 @@ pub(crate) fn queue_chain(ctx: &Ctx, head: ReqPtr, drain: bool, members: u32, mo
             inner.nr_deferred += members;
             ctx.deferred_pending.store(true, Ordering::Release);
             drop(inner);
-            return run_deferred(ctx, mode);
+            run_deferred(ctx, mode);
+            if !drain {
+                let mut inner = ctx.inner.lock();
+                if inner.defer.is_empty() {
+                    inner.drain_active = false;
+                }
+            }
+            return;
         }
     }
     issue(ctx, head, mode);

@@ -121,6 +121,15 @@ fn read_array<T: Copy + Default>(addr: u64, n: usize) -> Result<Vec<T>, i32> {
     Ok(v)
 }
 
+/// `read_array`, or `n` times `absent` when the caller passed no array.
+fn read_or<T: Copy + Default>(addr: u64, n: usize, absent: T) -> Result<Vec<T>, i32> {
+    if addr == 0 {
+        Ok(alloc::vec![absent; n])
+    } else {
+        read_array(addr, n)
+    }
+}
+
 fn read_val<T: Copy + Default>(addr: u64) -> Result<T, i32> {
     Ok(read_array::<T>(addr, 1)?[0])
 }
@@ -166,21 +175,13 @@ fn register_files_common(ctx: &Ctx, fds: u64, tags: u64, nr: u32, sparse: bool) 
     if nr > MAX_FILES || nr as u64 > nofile_limit() {
         return -libc::EMFILE;
     }
-    let fdv: Vec<i32> = if sparse || fds == 0 {
-        alloc::vec![-1; nr as usize]
-    } else {
-        match read_array(fds, nr as usize) {
-            Ok(v) => v,
-            Err(e) => return e,
-        }
+    let fdv: Vec<i32> = match read_or(if sparse { 0 } else { fds }, nr as usize, -1) {
+        Ok(v) => v,
+        Err(e) => return e,
     };
-    let tagv: Vec<u64> = if tags == 0 {
-        alloc::vec![0; nr as usize]
-    } else {
-        match read_array(tags, nr as usize) {
-            Ok(v) => v,
-            Err(e) => return e,
-        }
+    let tagv: Vec<u64> = match read_or(tags, nr as usize, 0) {
+        Ok(v) => v,
+        Err(e) => return e,
     };
     with_rsrc(ctx, |rs| {
         if rs.files.is_some() {
@@ -262,13 +263,9 @@ pub(crate) fn update_files(ctx: &Ctx, offset: u32, fds: u64, tags: u64, nr: u32)
         Ok(v) => v,
         Err(e) => return e,
     };
-    let tagv: Vec<u64> = if tags == 0 {
-        alloc::vec![0; nr as usize]
-    } else {
-        match read_array(tags, nr as usize) {
-            Ok(v) => v,
-            Err(e) => return e,
-        }
+    let tagv: Vec<u64> = match read_or(tags, nr as usize, 0) {
+        Ok(v) => v,
+        Err(e) => return e,
     };
     with_rsrc(ctx, |rs| {
         let Some(len) = rs.files.as_ref().map(|t| t.len()) else { return -libc::ENXIO };
@@ -427,13 +424,9 @@ fn register_buffers_common(ctx: &Ctx, iovs: u64, tags: u64, nr: u32, sparse: boo
             Err(e) => return e,
         }
     };
-    let tagv: Vec<u64> = if tags == 0 {
-        alloc::vec![0; nr as usize]
-    } else {
-        match read_array(tags, nr as usize) {
-            Ok(v) => v,
-            Err(e) => return e,
-        }
+    let tagv: Vec<u64> = match read_or(tags, nr as usize, 0) {
+        Ok(v) => v,
+        Err(e) => return e,
     };
     let mut table = Vec::with_capacity(nr as usize);
     for (v, &t) in iov.iter().zip(tagv.iter()) {
@@ -484,13 +477,9 @@ fn update_buffers(ctx: &Ctx, offset: u32, iovs: u64, tags: u64, nr: u32) -> i32 
         Ok(v) => v,
         Err(e) => return e,
     };
-    let tagv: Vec<u64> = if tags == 0 {
-        alloc::vec![0; nr as usize]
-    } else {
-        match read_array(tags, nr as usize) {
-            Ok(v) => v,
-            Err(e) => return e,
-        }
+    let tagv: Vec<u64> = match read_or(tags, nr as usize, 0) {
+        Ok(v) => v,
+        Err(e) => return e,
     };
     with_rsrc(ctx, |rs| {
         let Some(len) = rs.bufs.as_ref().map(|t| t.len()) else { return -libc::ENXIO };

@@ -200,6 +200,20 @@ fn issue(_: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
             return Issued::Again;
         }
         if ret == -(libc::EOPNOTSUPP as isize) {
+            let ty = file_type(r.file);
+            if matches!(ty, libc::S_IFIFO | libc::S_IFSOCK | libc::S_IFCHR) {
+                // A pollable file that lost non-blocking support (splice
+                // clears it on pipes): as the kernel does, ask poll; not
+                // ready waits on the reactor, ready transfers now.
+                if !ready(r.file, poll_mask(r)) {
+                    return Issued::Again;
+                }
+                let ret = if ty == libc::S_IFIFO { pipe_transfer(r) } else { transfer(r, false) };
+                if ret == -(libc::EAGAIN as isize) {
+                    return Issued::Again;
+                }
+                return finish(r, ret);
+            }
             // The file cannot do non-blocking I/O: a worker does it.
             if mode != Mode::Worker {
                 return Issued::Blocking;
@@ -207,9 +221,9 @@ fn issue(_: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
             let ret = transfer(r, false);
             return finish(r, ret);
         }
-        if ret > 0 && mode != Mode::Worker && complete_io(r.file) {
+        if ret > 0 && mode != Mode::Worker {
             let want = wanted(r);
-            if data(r).done + (ret as usize) < want {
+            if data(r).done + (ret as usize) < want && complete_io(r.file) {
                 if let Err(e) = stabilize(r) {
                     return Issued::Done(e, 0);
                 }
@@ -222,6 +236,101 @@ fn issue(_: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
         }
     }
     finish(r, ret)
+}
+
+/// The fast path of a plain READ or WRITE at submission: no SQE flags,
+/// no ioprio, rw_flags, buffer index, personality or extension fields, an
+/// explicit offset. Tried once without blocking; if the whole length moved
+/// it is done, and the CQE words (user_data; res, flags 0) are returned
+/// without any request state. Anything else returns None and the SQE
+/// takes the general path from scratch: a failed attempt changed nothing,
+/// and repeating a partial one at the same explicit offset moves the same
+/// bytes again.
+///
+/// # Safety
+/// `p` is an SQE slot the engine owns for the moment.
+#[inline(always)]
+pub(crate) unsafe fn inline_simple(p: *const crate::sys::io_uring_sqe) -> Option<[u64; 2]> {
+    use core::ptr::read_volatile as rd;
+    use crate::sys::{IORING_OP_READ, IORING_OP_WRITE};
+    // SAFETY: per the contract; plain aligned fields of the slot.
+    let (head, fd, off, addr, len, rw_flags, user_data, idx, ext) = unsafe {
+        let w = p as *const u64;
+        (
+            rd(p as *const u32),
+            rd(&(*p).fd),
+            rd(w.add(1)),
+            rd(w.add(2)),
+            rd(&(*p).len),
+            rd(&(*p).rw_flags_u.fsync_flags),
+            rd(w.add(4)),
+            rd(w.add(5)),
+            rd(w.add(6)) | rd(w.add(7)),
+        )
+    };
+    // The first word is opcode, flags (0) and ioprio (0).
+    let write = match head {
+        h if h == IORING_OP_READ as u32 => false,
+        h if h == IORING_OP_WRITE as u32 => true,
+        _ => return None,
+    };
+    if fd < 0 || off == u64::MAX || rw_flags != 0 || idx != 0 || ext != 0 || off > i64::MAX as u64 {
+        return None;
+    }
+    let iov = libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: len as usize };
+    let nr = if write { libc::SYS_pwritev2 } else { libc::SYS_preadv2 };
+    // SAFETY: one iovec describing the caller's buffer, which the kernel
+    // checks (EFAULT); the offset in one word (64-bit), no high half.
+    let ret = unsafe {
+        crate::sys::syscall6(nr, fd as usize, &iov as *const libc::iovec as usize, 1, off as usize, 0, libc::RWF_NOWAIT as usize)
+    };
+    if ret != len as isize {
+        return None;
+    }
+    Some([user_data, len as u64])
+}
+
+/// Whether the file is ready for `mask` (or in error) right now.
+fn ready(fd: i32, mask: u32) -> bool {
+    let mut p = libc::pollfd { fd, events: mask as i16, revents: 0 };
+    // SAFETY: one live pollfd, zero timeout.
+    let n = unsafe { libc::poll(&mut p, 1, 0) };
+    n != 0 && (n < 0 || p.revents != 0)
+}
+
+/// A transfer on a pipe that lost RWF_NOWAIT (splice clears it) that still
+/// must not block: done through a second, O_NONBLOCK open of the same pipe
+/// (via /proc/self/fd), so a write larger than the free room or a read
+/// racing another reader returns short or EAGAIN instead of waiting.
+fn pipe_transfer(r: &mut Req) -> isize {
+    let write = !read_op(r.sqe.opcode);
+    let mode = if write { libc::O_WRONLY } else { libc::O_RDONLY };
+    let mut path = *b"/proc/self/fd/\0\0\0\0\0\0\0\0\0\0\0\0";
+    let mut digits = [0u8; 11];
+    let (mut n, mut v) = (0, r.file as u32);
+    loop {
+        digits[n] = b'0' + (v % 10) as u8;
+        n += 1;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    for i in 0..n {
+        path[14 + i] = digits[n - 1 - i];
+    }
+    // SAFETY: NUL-terminated path.
+    let fd = unsafe { libc::open(path.as_ptr() as *const libc::c_char, mode | libc::O_NONBLOCK | libc::O_CLOEXEC) };
+    if fd < 0 {
+        // No /proc: the pipe was ready a moment ago, go ahead.
+        return transfer(r, false);
+    }
+    let orig = r.file;
+    r.file = fd;
+    let ret = transfer(r, false);
+    r.file = orig;
+    os::close(fd);
+    ret
 }
 
 /// The CQE result: all bytes so far, or the error if nothing moved. A

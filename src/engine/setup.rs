@@ -96,16 +96,72 @@ fn memory(p: &io_uring_params, rings_len: usize, sqes_len: usize) -> Result<Memo
         if r % page != 0 || s % page != 0 {
             return Err(-libc::EINVAL);
         }
-        return Ok(Memory { rings: r as *mut u8, rings_len, sqes: s as *mut io_uring_sqe, sqes_len, owned: false });
+        return Ok(Memory { rings: r as *mut u8, rings_len, sqes: s as *mut io_uring_sqe, sqes_len, owned: false, memfd: -1 });
     }
     let (rl, sl) = (page_align(rings_len), page_align(sqes_len));
-    // SAFETY: a fresh anonymous shared mapping touches no existing memory.
-    let base = unsafe {
-        crate::sys::mmap(core::ptr::null_mut(), rl + sl, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0)
-    }? as *mut u8;
+    let rw = libc::PROT_READ | libc::PROT_WRITE;
+    let memfd = if alias_by_mremap() {
+        -1
+    } else {
+        // SAFETY: NUL-terminated name; flags known to the kernel.
+        let fd = unsafe { libc::memfd_create(c"liburing-rs-ring".as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(os::errno());
+        }
+        // SAFETY: an fd just created.
+        if unsafe { libc::ftruncate(fd, (rl + sl) as libc::off_t) } < 0 {
+            let e = os::errno();
+            os::close(fd);
+            return Err(e);
+        }
+        fd
+    };
+    let (flags, fd) = if memfd >= 0 { (libc::MAP_SHARED, memfd) } else { (libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1) };
+    // SAFETY: a fresh shared mapping touches no existing memory.
+    let base = match unsafe { crate::sys::mmap(core::ptr::null_mut(), rl + sl, rw, flags, fd, 0) } {
+        Ok(b) => b as *mut u8,
+        Err(e) => {
+            os::close(memfd);
+            return Err(e);
+        }
+    };
     // SAFETY: rl < rl + sl bytes mapped above.
     let sqes = unsafe { base.add(rl) } as *mut io_uring_sqe;
-    Ok(Memory { rings: base, rings_len: rl, sqes, sqes_len: sl, owned: true })
+    Ok(Memory { rings: base, rings_len: rl, sqes, sqes_len: sl, owned: true, memfd })
+}
+
+/// Whether mremap(old_size 0) can alias shared anonymous memory here
+/// (Linux can; valgrind refuses it): probed once per process.
+fn alias_by_mremap() -> bool {
+    use core::sync::atomic::{AtomicU8, Ordering};
+    static STATE: AtomicU8 = AtomicU8::new(0);
+    match STATE.load(Ordering::Relaxed) {
+        1 => return true,
+        2 => return false,
+        _ => {}
+    }
+    let page = crate::ring::page_size();
+    let rw = libc::PROT_READ | libc::PROT_WRITE;
+    let ok = match unsafe {
+        // SAFETY: a fresh anonymous mapping, unmapped below.
+        crate::sys::mmap(core::ptr::null_mut(), page, rw, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0)
+    } {
+        Ok(base) => {
+            // SAFETY: aliasing and unmapping the probe page only.
+            unsafe {
+                let alias = libc::mremap(base, 0, page, libc::MREMAP_MAYMOVE);
+                let ok = alias != libc::MAP_FAILED;
+                if ok {
+                    crate::sys::munmap(alias, page);
+                }
+                crate::sys::munmap(base, page);
+                ok
+            }
+        }
+        Err(_) => false,
+    };
+    STATE.store(if ok { 1 } else { 2 }, Ordering::Relaxed);
+    ok
 }
 
 /// Creates an engine ring as io_uring_setup(2) would: fills `p` and
@@ -150,7 +206,6 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
     let ctx = Box::new(Ctx {
         fd,
         flags: p.flags,
-        features: FEATURES,
         fork_gen: table::FORK_GEN.load(Ordering::Relaxed),
         handle: AtomicU32::new(0),
         mem,
@@ -159,6 +214,7 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
         sq_array,
         submit: Mutex::new(SubmitState::new()),
         inner: Mutex::new(Inner::new()),
+        overflow_held: AtomicBool::new(false),
         cq_seq: AtomicU32::new(0),
         cq_waiters: AtomicU32::new(0),
         timeouts_fired: AtomicU32::new(0),
@@ -218,6 +274,7 @@ fn release_memory(mem: &Memory) {
         // SAFETY: the engine mapped rings and SQEs as one block at `rings`.
         unsafe { crate::sys::munmap(mem.rings as *mut core::ffi::c_void, mem.rings_len + mem.sqes_len) };
     }
+    os::close(mem.memfd);
 }
 
 impl Ctx {
@@ -233,9 +290,16 @@ impl Ctx {
         if !self.mem.owned || len == 0 || len > size {
             return Err(-libc::EINVAL);
         }
-        // SAFETY: mremap with old_size 0 creates a new mapping of the same
-        // shared pages and leaves the original in place.
-        let p = unsafe { libc::mremap(base as *mut core::ffi::c_void, 0, len, libc::MREMAP_MAYMOVE) };
+        let p = if self.mem.memfd >= 0 {
+            let at = base as usize - self.mem.rings as usize;
+            let rw = libc::PROT_READ | libc::PROT_WRITE;
+            // SAFETY: a new mapping of the ring's memfd, touching nothing else.
+            return unsafe { crate::sys::mmap(core::ptr::null_mut(), len, rw, libc::MAP_SHARED, self.mem.memfd, at as libc::off_t) };
+        } else {
+            // SAFETY: mremap with old_size 0 creates a new mapping of the
+            // same shared pages and leaves the original in place.
+            unsafe { libc::mremap(base as *mut core::ffi::c_void, 0, len, libc::MREMAP_MAYMOVE) }
+        };
         if p == libc::MAP_FAILED {
             return Err(os::errno());
         }

@@ -4,7 +4,7 @@
 
 use core::sync::atomic::Ordering;
 
-use super::ctx::{off, Cqe, Ctx};
+use super::ctx::{off, Ctx};
 use super::opdef;
 use super::req::{self, fail_chain, queue_chain, rf, Mode, ReqPtr};
 use super::sqe::Sqe;
@@ -26,11 +26,14 @@ pub(crate) struct SubmitState {
     drain_disabled: bool,
     /// The request after the current chain must drain too.
     drain_next: bool,
+    /// A drain was submitted once: plain NOPs take the general path, which
+    /// knows whether the drain queue is still in force.
+    drain_seen: bool,
 }
 
 impl SubmitState {
     pub(crate) const fn new() -> SubmitState {
-        SubmitState { sq_head: 0, next_id: 1, drain_disabled: false, drain_next: false }
+        SubmitState { sq_head: 0, next_id: 1, drain_disabled: false, drain_next: false, drain_seen: false }
     }
 }
 
@@ -51,21 +54,6 @@ impl Chain {
     }
 }
 
-/// CQEs of plain NOPs, posted together.
-struct Batch {
-    cqes: [Cqe; 32],
-    n: usize,
-}
-
-impl Batch {
-    fn flush(&mut self, ctx: &Ctx) {
-        if self.n != 0 {
-            ctx.post_all(&self.cqes[..self.n], Mode::Inline);
-            self.n = 0;
-        }
-    }
-}
-
 /// Submits up to `nr` SQEs; returns how many were consumed.
 pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
     let mut st = ctx.submit.lock();
@@ -75,37 +63,44 @@ pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
     if n == 0 {
         return 0;
     }
-    let shift = (ctx.flags & IORING_SETUP_SQE128 != 0) as u32;
-    let mut batch = Batch { cqes: [Cqe::default(); 32], n: 0 };
+    let sq = SqView::new(ctx);
     let mut chain: Option<Chain> = None;
+    let mut batch = Batch::new();
     let mut done = 0;
     while done < n {
-        let mut idx = head.wrapping_add(done) & ctx.sq_mask();
-        done += 1;
-        if !ctx.sq_array.is_null() {
-            // SAFETY: the SQ array has sq_entries slots in the rings region.
-            idx = unsafe { core::ptr::read_volatile(ctx.sq_array.add(idx as usize)) };
-            if idx >= ctx.sq_entries {
-                let d = ctx.word(off::SQ_DROPPED);
-                d.store(d.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
-                continue;
-            }
-        }
-        // SAFETY: idx < sq_entries, so the slot is inside the SQE array.
-        let p = unsafe { ctx.mem.sqes.add((idx << shift) as usize) } as *const io_uring_sqe;
-        if chain.is_none() && !st.drain_next && !ctx.has_deferred() {
-            // SAFETY: the slot is between head and tail: ours until the
-            // head moves.
-            if let Some(c) = unsafe { plain_nop(p) } {
-                batch.cqes[batch.n] = c;
-                batch.n += 1;
-                if batch.n == batch.cqes.len() {
+        let pos = head.wrapping_add(done);
+        let p = sq.at(pos);
+        if chain.is_none() && !st.drain_next && !st.drain_seen && !ctx.has_deferred() {
+            if let Some(p) = p {
+                // SAFETY: slots between head and tail are ours until the
+                // head moves.
+                if unsafe { plain_nop(p) }.is_some() {
+                    // A run of plain NOPs completes in one go.
                     batch.flush(ctx);
+                    let mut pos = pos;
+                    done += ctx.post_words(n - done, |dst, cnt| {
+                        // SAFETY: as above; `dst` has room for `cnt` CQEs.
+                        let k = unsafe { sq.copy_plain_nops(pos, dst, cnt) };
+                        pos = pos.wrapping_add(k);
+                        k
+                    });
+                    continue;
                 }
-                continue;
+                // SAFETY: as above.
+                if let Some(words) = unsafe { super::rw::inline_simple(p) } {
+                    batch.push(ctx, words);
+                    done += 1;
+                    continue;
+                }
             }
         }
         batch.flush(ctx);
+        done += 1;
+        let Some(p) = p else {
+            let d = ctx.word(off::SQ_DROPPED);
+            d.store(d.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
+            continue;
+        };
         // SAFETY: as above.
         let sqe = unsafe { Sqe::read(p) };
         if submit_one(ctx, &mut st, &sqe, &mut chain).is_err() && ctx.flags & IORING_SETUP_SUBMIT_ALL == 0 {
@@ -123,13 +118,142 @@ pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
     done as i32
 }
 
-/// The CQE of a NOP with no flags at all, which needs no request: opcode,
-/// flags and ioprio (the first word), nop_flags and personality all zero.
+/// CQEs of requests completed inline without a request (simple reads and
+/// writes), posted together: each two words as the CQ holds them.
+struct Batch {
+    cqes: [core::mem::MaybeUninit<[u64; 2]>; 32],
+    n: u32,
+}
+
+impl Batch {
+    fn new() -> Batch {
+        Batch { cqes: [const { core::mem::MaybeUninit::uninit() }; 32], n: 0 }
+    }
+
+    #[inline(always)]
+    fn push(&mut self, ctx: &Ctx, words: [u64; 2]) {
+        self.cqes[self.n as usize].write(words);
+        self.n += 1;
+        if self.n as usize == self.cqes.len() {
+            self.flush(ctx);
+        }
+    }
+
+    fn flush(&mut self, ctx: &Ctx) {
+        if self.n == 0 {
+            return;
+        }
+        let mut from = 0;
+        ctx.post_words(self.n, |dst, cnt| {
+            // SAFETY: entries below `n` were written by `push`; `dst` has
+            // room for `cnt` CQEs.
+            unsafe { core::ptr::copy_nonoverlapping(self.cqes.as_ptr().add(from) as *const u64, dst, cnt as usize * 2) };
+            from += cnt as usize;
+            cnt
+        });
+        self.n = 0;
+    }
+}
+
+/// Where the SQEs are, read once per submission (the loop would reload
+/// them from `Ctx` after every write to the CQ otherwise).
+#[derive(Clone, Copy)]
+struct SqView {
+    sqes: *const io_uring_sqe,
+    array: *const u32,
+    mask: u32,
+    entries: u32,
+    shift: u32,
+}
+
+impl SqView {
+    fn new(ctx: &Ctx) -> SqView {
+        SqView {
+            sqes: ctx.mem.sqes,
+            array: ctx.sq_array,
+            mask: ctx.sq_mask(),
+            entries: ctx.sq_entries,
+            shift: (ctx.flags & IORING_SETUP_SQE128 != 0) as u32,
+        }
+    }
+
+    /// The SQE at SQ position `pos`, through the SQ array if the ring has
+    /// one; None if the array names no valid slot (the SQE is dropped).
+    #[inline(always)]
+    fn at(&self, pos: u32) -> Option<*const io_uring_sqe> {
+        let mut idx = pos & self.mask;
+        if !self.array.is_null() {
+            // SAFETY: the SQ array has sq_entries slots in the rings region.
+            idx = unsafe { core::ptr::read_volatile(self.array.add(idx as usize)) };
+            if idx >= self.entries {
+                return None;
+            }
+        }
+        // SAFETY: idx < sq_entries, so the slot is inside the SQE array.
+        Some(unsafe { self.sqes.add((idx << self.shift) as usize) })
+    }
+}
+
+impl SqView {
+    /// Writes the CQEs of the plain NOPs from SQ position `pos` on, up to
+    /// `cnt` of them, to `dst` (two words each); stops at the first SQE
+    /// that is not one. Returns how many it wrote.
+    ///
+    /// # Safety
+    /// The SQEs from `pos` (and `cnt` of them) are the engine's to read;
+    /// `dst` has room for `cnt` CQEs.
+    #[inline(always)]
+    unsafe fn copy_plain_nops(&self, pos: u32, dst: *mut u64, cnt: u32) -> u32 {
+        if !self.array.is_null() {
+            let mut k = 0;
+            while k < cnt {
+                // SAFETY: per the contract.
+                match self.at(pos.wrapping_add(k)).and_then(|p| unsafe { plain_nop(p) }) {
+                    Some(ud) => unsafe {
+                        core::ptr::write_volatile(dst.add(k as usize * 2), ud);
+                        core::ptr::write_volatile(dst.add(k as usize * 2 + 1), 0);
+                    },
+                    None => break,
+                }
+                k += 1;
+            }
+            return k;
+        }
+        let stride = 1usize << self.shift;
+        let mut k = 0;
+        while k < cnt {
+            // SQEs are contiguous up to the end of the array.
+            let idx = pos.wrapping_add(k) & self.mask;
+            let run = (cnt - k).min(self.entries - idx);
+            // SAFETY: `run` SQEs from `idx` lie in the array.
+            let mut p = unsafe { self.sqes.add((idx as usize) << self.shift) };
+            let mut out = unsafe { dst.add(k as usize * 2) };
+            for j in 0..run {
+                // SAFETY: per the contract; p stays within the run.
+                match unsafe { plain_nop(p) } {
+                    Some(ud) => unsafe {
+                        core::ptr::write_volatile(out, ud);
+                        core::ptr::write_volatile(out.add(1), 0);
+                        out = out.add(2);
+                        p = p.add(stride);
+                    },
+                    None => return k + j,
+                }
+            }
+            k += run;
+        }
+        k
+    }
+}
+
+/// The user_data of a NOP with no flags at all, which needs no request:
+/// opcode, flags and ioprio (the first word), nop_flags and personality
+/// all zero.
 ///
 /// # Safety
 /// `p` is an SQE slot the engine owns.
 #[inline(always)]
-unsafe fn plain_nop(p: *const io_uring_sqe) -> Option<Cqe> {
+unsafe fn plain_nop(p: *const io_uring_sqe) -> Option<u64> {
     const _: () = assert!(IORING_OP_NOP == 0);
     // SAFETY: per the contract; volatile reads of plain, aligned fields.
     unsafe {
@@ -139,7 +263,7 @@ unsafe fn plain_nop(p: *const io_uring_sqe) -> Option<Cqe> {
         {
             return None;
         }
-        Some(Cqe::new(core::ptr::read_volatile(&(*p).user_data), 0, 0))
+        Some(core::ptr::read_volatile(&(*p).user_data))
     }
 }
 
@@ -232,6 +356,7 @@ fn init(ctx: &Ctx, st: &mut SubmitState, req: ReqPtr, prev: Option<u8>, drain: &
             return Err(-libc::EOPNOTSUPP);
         }
         *drain = true;
+        st.drain_seen = true;
     }
     if st.drain_next && !in_chain {
         st.drain_next = false;

@@ -40,4 +40,4 @@ fn issue(_: &Ctx, req: ReqPtr, _: Mode) -> Issued {
     Issued::Done(os::cvt32(ret), 0)
 }
 
-pub(crate) const SYNC: OpDef = OpDef { prep, issue, needs_file: true, force_async: true, ..BASE };
+pub(crate) const SYNC: OpDef = OpDef { prep, issue, needs_file: true, force_async: true, error_fails: false, ..BASE };

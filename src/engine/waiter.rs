@@ -83,6 +83,9 @@ pub(crate) struct Waiter<'a> {
 impl<'a> Waiter<'a> {
     pub(crate) fn new(ctx: &'a Ctx, sig: Option<&libc::sigset_t>) -> Waiter<'a> {
         ctx.cq_waiters.fetch_add(1, Ordering::SeqCst);
+        // Pairs with the fence in `Ctx::wake_waiters`: the count is
+        // visible before this thread looks at the ring.
+        core::sync::atomic::fence(Ordering::SeqCst);
         let sig = sig.and_then(|s| {
             let fd = thread_fd().ok()?;
             ctx.sig_waiters.lock().push(fd);

@@ -54,7 +54,7 @@ mod raw {
     }
 }
 
-use raw::syscall6;
+pub(crate) use raw::syscall6;
 
 /// `io_uring_setup(2)`: returns the new ring fd, or `-errno`.
 ///
