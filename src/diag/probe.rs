@@ -33,7 +33,7 @@ impl Owned {
     /// path (NO_MMAP memory is allocated by it). 0 or `-errno`.
     fn new(entries: u32, p: &mut io_uring_params) -> Result<Self, i32> {
         let mut ring = IoUring::empty();
-        let ret = setup::queue_init_params_raw(entries, Ring::from_mut(&mut ring), p, ptr::null_mut(), 0);
+        let ret = setup::queue_init_params_kernel(entries, Ring::from_mut(&mut ring), p);
         if ret < 0 {
             Err(ret)
         } else {
@@ -379,7 +379,7 @@ mod tests {
         // (EINVAL), or, where memory set the size, for lack of it (ENOMEM).
         let mut ring = IoUring::empty();
         let mut p = io_uring_params::default();
-        let ret = setup::queue_init_params_raw(sq + 1, Ring::from_mut(&mut ring), &mut p, ptr::null_mut(), 0);
+        let ret = setup::queue_init_params_kernel(sq + 1, Ring::from_mut(&mut ring), &mut p);
         assert!(ret == -libc::EINVAL || ret == -libc::ENOMEM, "{ret}");
     }
 

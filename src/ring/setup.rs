@@ -389,18 +389,29 @@ pub fn queue_init_params_raw(
     buf_size: usize,
 ) -> i32 {
     let mut r = IoUring::dead();
-    let ret = init_local(entries, &mut r, p, buf, buf_size);
+    let ret = init_local(entries, &mut r, p, buf, buf_size, false);
     ring.store(if ret < 0 { IoUring::dead() } else { r });
     ret
 }
 
-/// Sets up a ring in `ring`, a value of our own until it is published.
+/// [`queue_init_params_raw`] on the kernel alone, whatever
+/// LIBURING_RS_ENGINE says: for the diagnostics' questions to the kernel.
+pub fn queue_init_params_kernel(entries: u32, ring: Ring, p: &mut io_uring_params) -> i32 {
+    let mut r = IoUring::dead();
+    let ret = init_local(entries, &mut r, p, ptr::null_mut(), 0, true);
+    ring.store(if ret < 0 { IoUring::dead() } else { r });
+    ret
+}
+
+/// Sets up a ring in `ring`, a value of our own until it is published; on
+/// the kernel alone with `kernel_only`, else as LIBURING_RS_ENGINE picks.
 fn init_local(
     entries: u32,
     ring: &mut IoUring,
     p: &mut io_uring_params,
     buf: *mut c_void,
     buf_size: usize,
+    kernel_only: bool,
 ) -> i32 {
     let no_mmap = p.flags & IORING_SETUP_NO_MMAP != 0;
     if p.flags & IORING_SETUP_REGISTERED_FD_ONLY != 0 && !no_mmap {
@@ -419,7 +430,13 @@ fn init_local(
     }
 
     // SAFETY: `p` is a valid, exclusively borrowed io_uring_params.
-    let fd = unsafe { crate::engine::io_uring_setup(entries, p) };
+    let fd = unsafe {
+        if kernel_only {
+            sys::io_uring_setup(entries, p)
+        } else {
+            crate::engine::io_uring_setup(entries, p)
+        }
+    };
     if fd < 0 {
         release_memory(ring);
         return fd;
