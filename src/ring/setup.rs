@@ -541,10 +541,13 @@ pub(crate) fn kill(ring: Ring, r: &IoUring) {
     if r.int_flags & int_flags::REG_RING != 0 {
         super::register::unregister_ring_fd(ring);
     }
-    release_memory(r);
+    // The fd first: an engine ring's threads read ring memory until it is
+    // torn down, and NO_MMAP memory is the library's to free (the kernel
+    // pins such pages; the engine cannot).
     if r.ring_fd >= 0 {
         crate::engine::close(r.ring_fd);
     }
+    release_memory(r);
     ring.store(IoUring::dead());
 }
 
