@@ -71,11 +71,6 @@ int main(int argc, char *argv[])
 
 	(void)argc;
 	tu_set_name(argv[0]);
-	/* Known engine bug, open in issue 10: rapid engine ring setup and
-	 * teardown crashes the engine's reactor thread about once in 16 runs. */
-	if (tu_on_engine())
-		SKIP("the userspace engine's reactor can crash under rapid ring "
-		     "setup/teardown (known, being fixed); kernel rings only");
 	/* glibc gives each new thread that mallocs an arena of its own, mapped
 	 * for good; one arena keeps the mapping count about the library. */
 	mallopt(M_ARENA_MAX, 1);
