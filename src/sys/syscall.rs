@@ -115,18 +115,8 @@ pub unsafe fn io_uring_enter(
         // SAFETY: forwarded contract.
         return unsafe { crate::engine::enter(fd, to_submit, min_complete, flags, arg, argsz) };
     }
-    // SAFETY: arg/argsz are valid per the caller's contract.
-    unsafe {
-        syscall6(
-            libc::SYS_io_uring_enter,
-            fd as u32 as usize,
-            to_submit as usize,
-            min_complete as usize,
-            flags as usize,
-            arg as usize,
-            argsz,
-        ) as i32
-    }
+    // SAFETY: forwarded contract.
+    unsafe { kernel_enter(fd, to_submit, min_complete, flags, arg, argsz) }
 }
 
 /// `io_uring_register(2)`: returns the opcode's result, or `-errno`.
@@ -140,18 +130,8 @@ pub unsafe fn io_uring_register(fd: i32, opcode: u32, arg: *const c_void, nr_arg
         // SAFETY: forwarded contract.
         return unsafe { crate::engine::register(fd, opcode, arg, nr_args) };
     }
-    // SAFETY: arg/nr_args are valid for opcode per the caller's contract.
-    unsafe {
-        syscall6(
-            libc::SYS_io_uring_register,
-            fd as u32 as usize,
-            opcode as usize,
-            arg as usize,
-            nr_args as usize,
-            0,
-            0,
-        ) as i32
-    }
+    // SAFETY: forwarded contract.
+    unsafe { kernel_register(fd, opcode, arg, nr_args) }
 }
 
 /// `mmap(2)`: the mapping, or `Err(-errno)`.
