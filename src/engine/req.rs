@@ -332,9 +332,20 @@ impl Ctx {
 /// Completes `req` with `res`: posts its CQE (unless skipped on success),
 /// settles its link timeout, frees it, and moves its chain on.
 pub(crate) fn complete(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode) {
+    match complete_step(ctx, req, res, cflags, mode) {
+        Some(next) => issue(ctx, next, mode),
+        None if ctx.has_deferred() => run_deferred(ctx, mode),
+        None => {}
+    }
+}
+
+/// `complete` without moving on: returns the next chain member to issue.
+/// Chains advance in a loop (see `issue`), never by recursion, so a chain
+/// of any length runs in constant stack.
+fn complete_step(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode) -> Option<ReqPtr> {
     if mode.is_async() && ctx.defer_taskrun() {
         ctx.queue_task_work(TaskWork::Complete(req, res, cflags));
-        return;
+        return None;
     }
     ctx.unlist(req);
     // SAFETY: the caller owns the request.
@@ -378,16 +389,12 @@ pub(crate) fn complete(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode
     let hard = r.sqe.has(IOSQE_IO_HARDLINK);
     let quiet = r.sqe.has(IOSQE_CQE_SKIP_SUCCESS);
     free(ctx, req);
-    if let Some(next) = next {
-        if failed && !hard {
-            fail_links(ctx, next, mode, quiet);
-        } else {
-            issue(ctx, next, mode);
-        }
+    let next = next?;
+    if failed && !hard {
+        fail_links(ctx, next, mode, quiet);
+        return None;
     }
-    if ctx.has_deferred() {
-        run_deferred(ctx, mode);
-    }
+    Some(next)
 }
 
 /// Completes the rest of a chain after a member failed: each posts its own
@@ -414,16 +421,36 @@ pub(crate) fn fail_chain(ctx: &Ctx, head: ReqPtr, mode: Mode) {
     let res = if r.flags & rf::FAIL != 0 { r.res } else { -libc::ECANCELED };
     r.flags |= rf::FAIL;
     r.sqe.flags &= !IOSQE_IO_HARDLINK;
-    complete(ctx, head, res, 0, mode);
+    // Without a hard link the chain stops here: nothing comes back.
+    let next = complete_step(ctx, head, res, 0, mode);
+    debug_assert!(next.is_none());
 }
 
 /// Issues `req` from a thread in `mode`; it completes now, or moves on to
-/// the reactor or a worker.
+/// the reactor or a worker. Members of its chain that can go at once
+/// follow in the same loop.
 pub(crate) fn issue(ctx: &Ctx, req: ReqPtr, mode: Mode) {
+    issue_chain(ctx, req, mode);
+    if ctx.has_deferred() {
+        run_deferred(ctx, mode);
+    }
+}
+
+fn issue_chain(ctx: &Ctx, req: ReqPtr, mode: Mode) {
+    let mut cur = Some(req);
+    while let Some(req) = cur {
+        cur = issue_step(ctx, req, mode);
+    }
+}
+
+/// Issues one request; returns the next chain member if this one
+/// completed at once and its chain goes on.
+fn issue_step(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Option<ReqPtr> {
     // SAFETY: the caller owns the request.
     let r = unsafe { req.get() };
     if r.flags & rf::FAIL != 0 {
-        return fail_chain(ctx, req, mode);
+        fail_chain(ctx, req, mode);
+        return None;
     }
     let def = opdef::get(r.sqe.opcode);
     let first = r.flags & rf::ISSUED == 0;
@@ -457,15 +484,22 @@ pub(crate) fn issue(ctx: &Ctx, req: ReqPtr, mode: Mode) {
             Err(e) => Issued::Done(e, 0),
         }
     };
-    match out {
-        Issued::Done(res, cflags) => complete(ctx, req, res, cflags, mode),
-        Issued::Again => punt(ctx, req, mode),
-        Issued::Blocking => io_wq::enqueue(ctx, req),
-        Issued::Queued => {}
-    }
+    let next = match out {
+        Issued::Done(res, cflags) => complete_step(ctx, req, res, cflags, mode),
+        Issued::Again => {
+            punt(ctx, req, mode);
+            None
+        }
+        Issued::Blocking => {
+            io_wq::enqueue(ctx, req);
+            None
+        }
+        Issued::Queued => None,
+    };
     if let Some(lt) = lt {
         timeout::arm_linked(ctx, lt);
     }
+    next
 }
 
 /// Finds the fd an op works on: a registered file or the SQE's fd.
@@ -580,7 +614,7 @@ pub(crate) fn run_deferred(ctx: &Ctx, mode: Mode) {
             batch
         };
         for h in head {
-            issue(ctx, h, mode);
+            issue_chain(ctx, h, mode);
         }
     }
 }
