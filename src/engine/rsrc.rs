@@ -577,4 +577,4 @@ fn update_issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
     Issued::Done(if done != 0 { done } else { err }, 0)
 }
 
-pub(crate) const FILES_UPDATE: OpDef = OpDef { prep: update_prep, issue: update_issue, ..BASE };
+pub(crate) const FILES_UPDATE: OpDef = OpDef { prep: update_prep, issue: update_issue, iopoll: true, ..BASE };
