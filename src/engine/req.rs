@@ -374,10 +374,12 @@ fn complete_step(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode) -> O
             if l.sqe.opcode == IORING_OP_LINK_TIMEOUT {
                 // Never armed (its request never ran): it goes with
                 // -ECANCELED whatever happened to the request, as the
-                // kernel's disarm of a pending link timeout does.
+                // kernel's disarm of a pending link timeout does, unless
+                // it failed at submission itself.
                 r.link = l.link.take();
-                if !l.sqe.has(IOSQE_CQE_SKIP_SUCCESS) {
-                    cqes[n] = Cqe::new(l.sqe.user_data, -libc::ECANCELED, 0);
+                let own = l.flags & rf::FAIL != 0;
+                if !l.sqe.has(IOSQE_CQE_SKIP_SUCCESS) || own {
+                    cqes[n] = Cqe::new(l.sqe.user_data, if own { l.res } else { -libc::ECANCELED }, 0);
                     n += 1;
                 }
                 free(ctx, lt);
