@@ -189,7 +189,7 @@ fn register_files_common(ctx: &Ctx, fds: u64, tags: u64, nr: u32, sparse: bool) 
         }
         let mut table = alloc::vec![None; nr as usize];
         for (i, (&fd, &tag)) in fdv.iter().zip(tagv.iter()).enumerate() {
-            if fd == -1 || fd == IORING_REGISTER_FILES_SKIP {
+            if fd == -1 {
                 if tag != 0 {
                     return fail_files(table, -libc::EINVAL);
                 }
