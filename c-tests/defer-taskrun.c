@@ -14,6 +14,7 @@
  * waits for it, which the test checks instead, ending in a skip.
  */
 #include <liburing.h>
+#include <poll.h>
 #include "test-util.h"
 
 static int pfd[2];
@@ -143,6 +144,31 @@ int main(int argc, char *argv[])
 	ret = io_uring_get_events(&ring);
 	CHECK(ret >= 0, "io_uring_get_events (idle): %s", strerror(-ret));
 	CHECK_EQ(io_uring_cq_ready(&ring), 0, "cq ready when idle");
+
+	/* 4: a multishot poll whose file is ready at submission posts that
+	 * first CQE from task work too: nothing shows before the wait, and
+	 * the wait brings it along with the wake-up that came after it. */
+	{
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+		unsigned seen = 0, n = 0;
+
+		io_uring_prep_poll_multishot(sqe, pfd[1], POLLIN | POLLOUT);
+		sqe->user_data = 5;
+		CHECK_EQ(io_uring_submit(&ring), 1, "submit multishot poll");
+		CHECK_EQ(io_uring_cq_ready(&ring), 0,
+			 "ready multishot poll posted without entering");
+		make_ready("wake");
+		CHECK_EQ(io_uring_wait_cqe(&ring, &cqe), 0, "wait poll");
+		while (io_uring_peek_cqe(&ring, &cqe) == 0) {
+			CHECK(cqe->user_data == 5 && cqe->flags & IORING_CQE_F_MORE,
+			      "multishot poll cqe");
+			seen |= (unsigned)cqe->res;
+			n++;
+			io_uring_cqe_seen(&ring, cqe);
+		}
+		CHECK(n >= 1 && (seen & POLLOUT), "poll events 0x%x in %u cqes",
+		      seen, n);
+	}
 
 	io_uring_queue_exit(&ring);
 	close(pfd[0]);

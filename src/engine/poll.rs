@@ -67,7 +67,7 @@ fn multishot(ev: u32) -> bool {
 
 /// Completes at once if the file is ready, else arms the request on the
 /// reactor. Multishot requests post each ready mask and stay armed.
-fn arm(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
+fn arm(ctx: &Ctx, req: ReqPtr) -> Issued {
     // SAFETY: the caller owns the request.
     let r = unsafe { req.get() };
     let ev = events(r);
@@ -76,7 +76,10 @@ fn arm(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
         if !multishot(ev) {
             return Issued::Done(mask as i32, 0);
         }
-        ctx.post_more(Cqe::new(r.sqe.user_data, mask as i32, IORING_CQE_F_MORE), mode);
+        // The kernel posts this first multishot CQE from task work too, so
+        // a DEFER_TASKRUN ring shows it (with any wake-ups after it) only
+        // when the submitter waits for events.
+        ctx.post_more(Cqe::new(r.sqe.user_data, mask as i32, IORING_CQE_F_MORE), Mode::Reactor);
     }
     if r.flags & rf::OWN_FILE == 0 {
         let d = os::dup(r.file);
@@ -94,8 +97,8 @@ fn arm(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
     }
 }
 
-fn add_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
-    arm(ctx, req, mode)
+fn add_issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
+    arm(ctx, req)
 }
 
 /// The reactor saw `revents` on a poll request it now owns.
@@ -186,7 +189,7 @@ fn remove_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
         let old = events(t);
         t.io = OpData::Poll(old & !0xffff | e & 0xffff);
     }
-    match arm(ctx, target, mode) {
+    match arm(ctx, target) {
         Issued::Queued => {}
         Issued::Done(res, f) => req::complete(ctx, target, res, f, mode),
         Issued::Again | Issued::Blocking => unreachable!(),
