@@ -189,31 +189,6 @@ fn ring_fds(r: &RingRef, arg: u64, nr: u32, reg: bool) -> i32 {
     done
 }
 
-/// Whether `len` bytes from page-aligned `addr` are mapped writable: the
-/// kernel pins them for writing, and faulting them in for writing
-/// (MADV_POPULATE_WRITE, which never changes contents) fails the same
-/// way. Read-only memory gets EINVAL, as does a kernel without the
-/// advice: a page of our own stack tells the two apart.
-fn writable(addr: u64, len: usize, page: usize) -> bool {
-    const MADV_POPULATE_WRITE: i32 = 23;
-    let populate = |a: usize, n: usize| {
-        // SAFETY: populating only faults pages in; it changes no memory.
-        if unsafe { libc::madvise(a as *mut libc::c_void, n, MADV_POPULATE_WRITE) } == 0 {
-            0
-        } else {
-            super::os::errno()
-        }
-    };
-    match populate(addr as usize, len) {
-        0 => true,
-        e if e == -libc::EINVAL => {
-            let here = 0u8;
-            populate(&here as *const u8 as usize & !(page - 1), page) != 0
-        }
-        _ => false,
-    }
-}
-
 /// IORING_REGISTER_MEM_REGION: only the registered-wait kind, in user
 /// memory, on a ring that is still disabled (as the kernel requires).
 fn mem_region(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
@@ -244,7 +219,7 @@ fn mem_region(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
     if rd.user_addr.checked_add(rd.size).is_none() {
         return -libc::EOVERFLOW;
     }
-    if rd.user_addr == 0 || !writable(rd.user_addr, rd.size as usize, page as usize) {
+    if rd.user_addr == 0 || !super::os::writable(rd.user_addr, rd.size as usize) {
         return -libc::EFAULT;
     }
     let mut w = ctx.wait_region.lock();
