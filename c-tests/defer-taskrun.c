@@ -15,6 +15,7 @@
  */
 #include <liburing.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include "test-util.h"
 
 static int pfd[2];
@@ -168,6 +169,40 @@ int main(int argc, char *argv[])
 		}
 		CHECK(n >= 1 && (seen & POLLOUT), "poll events 0x%x in %u cqes",
 		      seen, n);
+	}
+
+	/* 5: a registered eventfd is signalled once work is pending, before
+	 * its CQE is posted, so an event loop knows to get events. */
+	{
+		int efd = eventfd(0, EFD_NONBLOCK);
+		struct pollfd p = { .fd = efd, .events = POLLIN };
+		uint64_t v;
+
+		CHECK(efd >= 0, "eventfd");
+		CHECK_EQ(io_uring_register_eventfd(&ring, efd), 0, "register eventfd");
+		/* The multishot poll above is still armed: cancel it first. */
+		io_uring_prep_poll_remove(io_uring_get_sqe(&ring), 5);
+		CHECK_EQ(io_uring_submit_and_wait(&ring, 1), 1, "poll remove");
+		while (io_uring_peek_cqe(&ring, &cqe) == 0)
+			io_uring_cqe_seen(&ring, cqe);
+		while (read(efd, &v, sizeof(v)) == sizeof(v))
+			;
+		/* Drain what step 4 left in the pipe. */
+		struct pollfd left = { .fd = pfd[0], .events = POLLIN };
+
+		if (poll(&left, 1, 0) == 1)
+			CHECK(read(pfd[0], rbuf, sizeof(rbuf)) > 0, "drain pipe");
+		memset(rbuf, 0, sizeof(rbuf));
+		queue_pipe_read(&ring, 6);
+		CHECK_EQ(io_uring_submit(&ring), 1, "submit read");
+		make_ready("evfd");
+		CHECK_EQ(poll(&p, 1, 1000), 1, "eventfd signalled for pending work");
+		CHECK_EQ(io_uring_cq_ready(&ring), 0, "completion posted early");
+		CHECK_EQ(io_uring_wait_cqe(&ring, &cqe), 0, "wait read");
+		check_read_cqe(cqe, 6, "evfd");
+		io_uring_cqe_seen(&ring, cqe);
+		io_uring_unregister_eventfd(&ring);
+		close(efd);
 	}
 
 	io_uring_queue_exit(&ring);

@@ -277,16 +277,22 @@ impl Ctx {
         let n = inner.pending_notify;
         if n != 0 {
             inner.pending_notify = 0;
-            let ev = self.evfd.load(Ordering::Acquire);
-            if ev & EVFD_PRESENT != 0
-                && (ev & EVFD_ASYNC == 0 || mode == Mode::Worker)
-                && self.word(off::CQ_FLAGS).load(Ordering::Relaxed) & IORING_CQ_EVENTFD_DISABLED == 0
-            {
-                os::eventfd_signal(ev as u32 as i32);
-            }
+            self.signal_eventfd(mode);
             self.word(off::CQ_TAIL).store(inner.cq_tail, Ordering::Release);
         }
         n
+    }
+
+    /// Signals the registered eventfd, unless it is disabled, or async-only
+    /// and `mode` is not a worker's.
+    pub(crate) fn signal_eventfd(&self, mode: Mode) {
+        let ev = self.evfd.load(Ordering::Acquire);
+        if ev & EVFD_PRESENT != 0
+            && (ev & EVFD_ASYNC == 0 || mode == Mode::Worker)
+            && self.word(off::CQ_FLAGS).load(Ordering::Relaxed) & IORING_CQ_EVENTFD_DISABLED == 0
+        {
+            os::eventfd_signal(ev as u32 as i32);
+        }
     }
 
     /// Flushes overflow into freed CQ space (on every wait and peek).

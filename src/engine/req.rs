@@ -246,12 +246,15 @@ impl Ctx {
         self.flags & IORING_SETUP_DEFER_TASKRUN != 0
     }
 
-    fn queue_task_work(&self, tw: TaskWork) {
+    fn queue_task_work(&self, tw: TaskWork, mode: Mode) {
         self.inner.lock().task_work.push_back(tw);
         if self.flags & IORING_SETUP_TASKRUN_FLAG != 0 {
             self.set_sq_flag(IORING_SQ_TASKRUN, true);
         }
         self.tw_pending.store(true, Ordering::SeqCst);
+        // As the kernel's: pending work already signals the eventfd, so
+        // an event loop learns to call io_uring_get_events.
+        self.signal_eventfd(mode);
         self.wake_waiters();
     }
 
@@ -285,7 +288,7 @@ impl Ctx {
     /// Posts an extra CQE for a request that stays alive (multishot).
     pub(crate) fn post_more(&self, c: Cqe, mode: Mode) {
         if mode.is_async() && self.defer_taskrun() {
-            self.queue_task_work(TaskWork::Cqe(c));
+            self.queue_task_work(TaskWork::Cqe(c), mode);
         } else {
             self.post_all(&[c], mode);
         }
@@ -344,7 +347,7 @@ pub(crate) fn complete(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode
 /// of any length runs in constant stack.
 fn complete_step(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode) -> Option<ReqPtr> {
     if mode.is_async() && ctx.defer_taskrun() {
-        ctx.queue_task_work(TaskWork::Complete(req, res, cflags));
+        ctx.queue_task_work(TaskWork::Complete(req, res, cflags), mode);
         return None;
     }
     ctx.unlist(req);
