@@ -153,19 +153,15 @@ fn remove_prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
 /// Err(-EALREADY) if it is completing, Err(-ENOENT) if there is none.
 fn take(ctx: &Ctx, user_data: u64) -> Result<ReqPtr, i32> {
     let inner = ctx.inner.lock();
-    for q in inner.armed.iter() {
-        // SAFETY: listed requests are alive while the lock is held; only
-        // their SQE copy is read.
-        let r = unsafe { q.get() };
-        if r.sqe.opcode != IORING_OP_POLL_ADD || r.sqe.user_data != user_data {
-            continue;
-        }
-        if q.state().compare_exchange(st::ARMED, st::IDLE, Ordering::AcqRel, Ordering::Acquire).is_ok() {
-            return Ok(q);
-        }
-        return Err(-libc::EALREADY);
+    let Some(&(_, addr)) = inner.polls.range((user_data, 0)..=(user_data, usize::MAX)).next() else {
+        return Err(-libc::ENOENT);
+    };
+    // SAFETY: indexed polls are listed, so alive while the lock is held.
+    let q = unsafe { ReqPtr::from_addr(addr as u64) };
+    if q.state().compare_exchange(st::ARMED, st::IDLE, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+        return Ok(q);
     }
-    Err(-libc::ENOENT)
+    Err(-libc::EALREADY)
 }
 
 fn remove_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
@@ -183,6 +179,11 @@ fn remove_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
         return Issued::Done(0, 0);
     }
     if let Some(ud) = u.new {
+        let mut inner = ctx.inner.lock();
+        let addr = target.addr() as usize;
+        if inner.polls.remove(&(t.sqe.user_data, addr)) {
+            inner.polls.insert((ud, addr));
+        }
         t.sqe.user_data = ud;
     }
     if let Some(e) = u.events {

@@ -17,7 +17,7 @@ use super::opdef;
 use super::sqe::Sqe;
 use super::{io_wq, os, reactor, timeout};
 use crate::sys::{
-    IORING_OP_LINK_TIMEOUT, IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_TASKRUN_FLAG, IORING_SQ_TASKRUN, IOSQE_ASYNC,
+    IORING_OP_LINK_TIMEOUT, IORING_OP_POLL_ADD, IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_TASKRUN_FLAG, IORING_SQ_TASKRUN, IOSQE_ASYNC,
     IOSQE_CQE_SKIP_SUCCESS, IOSQE_FIXED_FILE, IOSQE_IO_HARDLINK, IOSQE_IO_LINK,
 };
 
@@ -306,6 +306,9 @@ impl Ctx {
         if r.flags & rf::LISTED == 0 {
             r.flags |= rf::LISTED;
             inner.armed.push(req);
+            if r.sqe.opcode == IORING_OP_POLL_ADD {
+                inner.polls.insert((r.sqe.user_data, req.addr() as usize));
+            }
         }
         req.state().store(state, Ordering::Release);
     }
@@ -323,6 +326,9 @@ impl Ctx {
         if r.flags & rf::LISTED != 0 {
             let mut inner = self.inner.lock();
             inner.armed.remove(req);
+            if r.sqe.opcode == IORING_OP_POLL_ADD {
+                inner.polls.remove(&(r.sqe.user_data, req.addr() as usize));
+            }
             r.flags &= !rf::LISTED;
         }
     }
