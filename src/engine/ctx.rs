@@ -140,6 +140,8 @@ pub(crate) struct Ctx {
     pub dying: AtomicBool,
     /// Registered files and buffers.
     pub rsrc: Mutex<Rsrc>,
+    /// Provided-buffer groups.
+    pub kbuf: Mutex<super::kbuf::Groups>,
     /// Wake eventfds of threads waiting with a signal mask.
     pub sig_waiters: Mutex<alloc::vec::Vec<i32>>,
     pub nr_sig_waiters: AtomicU32,

@@ -27,6 +27,7 @@ mod epoll;
 mod fork;
 mod fs;
 mod io_wq;
+mod kbuf;
 mod lock;
 #[cfg(panic = "abort")]
 mod malloc;

@@ -99,6 +99,9 @@ static TABLE: [Option<OpDef>; N] = {
     t[IORING_OP_TIMEOUT as usize] = Some(super::timeout::TIMEOUT);
     t[IORING_OP_TIMEOUT_REMOVE as usize] = Some(super::timeout::TIMEOUT_REMOVE);
     t[IORING_OP_LINK_TIMEOUT as usize] = Some(super::timeout::LINK_TIMEOUT);
+    t[IORING_OP_PROVIDE_BUFFERS as usize] = Some(super::kbuf::PROVIDE_BUFFERS);
+    t[IORING_OP_REMOVE_BUFFERS as usize] = Some(super::kbuf::REMOVE_BUFFERS);
+    t[IORING_OP_READ_MULTISHOT as usize] = Some(super::rw::READ_MULTISHOT);
     t
 };
 
