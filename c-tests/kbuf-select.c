@@ -16,7 +16,9 @@
  *  - READ_MULTISHOT on an incremental ring: IORING_CQE_F_BUF_MORE while
  *    the buffer has room, consecutive pieces of one buffer;
  *  - a ring unregistered under an armed READ_MULTISHOT: the next data
- *    ends it with -ENOBUFS and stays in the pipe.
+ *    ends it with -ENOBUFS and stays in the pipe;
+ *  - READ_MULTISHOT whose CQE finds the CQ full: that CQE ends it (no
+ *    F_MORE, overflowed), the rest of the data stays in the pipe.
  */
 #include <fcntl.h>
 #include "op-util.h"
@@ -385,6 +387,50 @@ static void inc_mshot(void)
 	close(p[0]);
 }
 
+static void cq_full(void)
+{
+	static char mem[64 * 16];
+	struct io_uring r2;
+	struct io_uring_params p = { .flags = IORING_SETUP_CQSIZE,
+				     .cq_entries = 4 };
+	struct io_uring_buf_ring *br;
+	struct io_uring_cqe *cqe;
+	char big[200], rest[256];
+	int fds[2], err, n = 0;
+	uint16_t h;
+
+	CHECK_EQ(io_uring_queue_init_params(4, &r2, &p), 0, "init");
+	br = io_uring_setup_buf_ring(&r2, 64, 1, 0, &err);
+	CHECK(br, "buf ring %d", err);
+	for (int i = 0; i < 64; i++)
+		io_uring_buf_ring_add(br, mem + i * 16, 16, i, 63, i);
+	io_uring_buf_ring_advance(br, 64);
+	CHECK(pipe(fds) == 0, "pipe");
+	io_uring_prep_read_multishot(io_uring_get_sqe(&r2), fds[0], 0, 0, 1);
+	CHECK_EQ(io_uring_submit(&r2), 1, "submit");
+	usleep(10000);
+	memset(big, 'x', sizeof(big));
+	CHECK_EQ(write(fds[1], big, sizeof(big)), 200, "write");
+	/* 4 CQEs fill the CQ; the 5th (buffer 4) is the last */
+	for (int i = 0; i < 5; i++) {
+		CHECK_EQ(io_uring_wait_cqe(&r2, &cqe), 0, "wait");
+		CHECK_EQ(cqe->res, 16, "cq-full chunk");
+		CHECK_EQ(cqe->flags, IORING_CQE_F_BUFFER | (unsigned)i <<
+			 IORING_CQE_BUFFER_SHIFT | (i < 4 ? IORING_CQE_F_MORE : 0),
+			 "cq-full flags");
+		io_uring_cqe_seen(&r2, cqe);
+		n++;
+	}
+	CHECK_EQ(io_uring_peek_cqe(&r2, &cqe), -EAGAIN, "nothing after the last");
+	CHECK_EQ(io_uring_buf_ring_head(&r2, 1, &h), 0, "head");
+	CHECK_EQ(h, 5, "five buffers used");
+	CHECK_EQ(read(fds[0], rest, sizeof(rest)), 200 - 16 * n, "rest stayed");
+	CHECK_EQ(io_uring_free_buf_ring(&r2, br, 64, 1), 0, "free");
+	io_uring_queue_exit(&r2);
+	close(fds[0]);
+	close(fds[1]);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -396,6 +442,8 @@ int main(int argc, char **argv)
 	rings();
 	read_mshot();
 	inc_mshot();
+	if (op_has(&ring, IORING_OP_READ_MULTISHOT))
+		cq_full();
 	io_uring_queue_exit(&ring);
 	return tu_done();
 }

@@ -291,6 +291,17 @@ impl Ctx {
         }
     }
 
+    /// `post_more` for a multishot CQE that must not overflow: false if
+    /// the CQ had no room, and the request is to end with it instead.
+    /// Task work on a DEFER_TASKRUN ring is posted later: queued, true.
+    pub(crate) fn try_post_more(&self, c: Cqe, mode: Mode) -> bool {
+        if mode.is_async() && self.defer_taskrun() {
+            self.queue_task_work(TaskWork::Cqe(c));
+            return true;
+        }
+        self.try_post(&c, mode)
+    }
+
     /// Puts `req` on the armed list in state `state` (QUEUED or ARMED).
     pub(crate) fn list(&self, req: ReqPtr, state: u32) {
         self.list_locked(&mut self.inner.lock(), req, state);

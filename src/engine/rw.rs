@@ -446,7 +446,10 @@ fn mshot_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
         }
         let f = g.settle(&p, ret as i32);
         drop(g);
-        ctx.post_more(Cqe::new(r.sqe.user_data, ret as i32, f | IORING_CQE_F_MORE), mode);
+        if !ctx.try_post_more(Cqe::new(r.sqe.user_data, ret as i32, f | IORING_CQE_F_MORE), mode) {
+            // A full CQ ends it: this CQE is the last, without F_MORE.
+            return Issued::Done(ret as i32, f);
+        }
     }
     Issued::Again
 }
