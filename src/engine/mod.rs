@@ -30,6 +30,7 @@ mod io_wq;
 mod lock;
 #[cfg(panic = "abort")]
 mod malloc;
+mod net;
 mod nop;
 mod opdef;
 mod openclose;
@@ -43,6 +44,7 @@ mod rsrc;
 mod rw;
 mod setup;
 mod splice;
+mod sock;
 mod sqe;
 mod submit;
 mod sync;
