@@ -31,6 +31,7 @@ mod kbuf;
 mod lock;
 #[cfg(panic = "abort")]
 mod malloc;
+mod net;
 mod nop;
 mod opdef;
 mod openclose;
@@ -44,6 +45,7 @@ mod rsrc;
 mod rw;
 mod setup;
 mod splice;
+mod sock;
 mod sqe;
 mod submit;
 mod sync;

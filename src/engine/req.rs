@@ -148,6 +148,8 @@ pub(crate) enum OpData {
     PollUpdate(super::poll::PollUpdate),
     Timeout(timeout::TimeoutData),
     TimeoutRemove(timeout::TimeoutRemove),
+    Net(alloc::boxed::Box<super::net::NetData>),
+    Sock(alloc::boxed::Box<super::sock::SockData>),
 }
 
 pub(crate) struct Req {
