@@ -11,6 +11,7 @@
 //! that cannot poll and for work on io-wq.
 
 use alloc::collections::{BTreeMap, VecDeque};
+use alloc::vec::Vec;
 
 use super::ctx::Ctx;
 use super::lock::Guard;
@@ -26,6 +27,10 @@ const TAIL_AT: usize = 14;
 const MAX_BIDS: u64 = 1 << 16;
 /// The kernel's MAX_RW_COUNT: no transfer moves more.
 const MAX_RW: u32 = 0x7fff_f000;
+/// Most buffers one bundle maps (the kernel's PEEK_MAX_IMPORT), and most
+/// it looks at (UIO_MAXIOV).
+const PEEK_MAX: usize = 256;
+const PEEK_AVAIL: u16 = 1024;
 /// Highest user address plus one (access_ok's limit).
 #[cfg(target_arch = "x86_64")]
 const USER_TOP: u64 = 0x7fff_ffff_f000;
@@ -131,6 +136,11 @@ impl BufRing {
         }
     }
 
+    fn write_len(&self, idx: u16, len: u32) {
+        // SAFETY: as in `write_piece`.
+        unsafe { core::ptr::write_volatile(self.entry(idx).add(8) as *mut u32, len) };
+    }
+
     fn write_piece(&self, idx: u16, addr: u64, len: u32) {
         let e = self.entry(idx);
         // SAFETY: as in `read`; the engine owns the entry's addr and len
@@ -173,6 +183,37 @@ impl BufRing {
     }
 }
 
+/// Several buffers for one transfer (IORING_RECVSEND_BUNDLE).
+pub(crate) struct Bundle {
+    pub iov: Vec<libc::iovec>,
+    /// The first buffer's id, the one the CQE names.
+    pub bid: u16,
+    pub bgid: u16,
+    pub hold: Hold,
+    /// Nothing was left in the group after these (REQ_F_BL_EMPTY).
+    pub empty: bool,
+}
+
+// SAFETY: the iovecs describe application buffers the request may use
+// from any thread.
+unsafe impl Send for Bundle {}
+
+impl Bundle {
+    /// How many of the buffers `n` transferred bytes touched.
+    pub(crate) fn used(&self, n: i32) -> u16 {
+        let mut left = n.max(0) as usize;
+        let mut k = 0;
+        for v in &self.iov {
+            if left == 0 {
+                break;
+            }
+            left -= left.min(v.iov_len);
+            k += 1;
+        }
+        k
+    }
+}
+
 fn cqe_flags(bid: u16) -> u32 {
     IORING_CQE_F_BUFFER | (bid as u32) << IORING_CQE_BUFFER_SHIFT
 }
@@ -203,6 +244,98 @@ impl Groups {
                 Some(Pick { addr, len, bid, bgid, hold })
             }
         }
+    }
+
+    /// Maps buffers of group `bgid` for up to `max_len` bytes (0: as many
+    /// as the first one holds), as the kernel's peek does: a missing group
+    /// is -ENOENT, an empty one -ENOBUFS. One buffer unless `expand` (a
+    /// bundle) and `max_len` asks for more. `commit` consumes them now.
+    pub(crate) fn peek(&mut self, bgid: u16, max_len: u32, commit: bool, expand: bool) -> Result<Bundle, i32> {
+        let ring = match self.map.get_mut(&bgid) {
+            None => return Err(-libc::ENOENT),
+            Some(Group::Legacy(list)) => {
+                let b = list.pop_front().ok_or(-libc::ENOBUFS)?;
+                let len = if max_len == 0 || max_len > b.len { b.len } else { max_len };
+                let iov = alloc::vec![libc::iovec { iov_base: b.addr as *mut libc::c_void, iov_len: len as usize }];
+                return Ok(Bundle { iov, bid: b.bid, bgid, hold: Hold::Legacy, empty: list.is_empty() });
+            }
+            Some(Group::Ring(ring)) => ring,
+        };
+        let tail = ring.tail();
+        let mut head = ring.head;
+        let mut avail = tail.wrapping_sub(head).min(PEEK_AVAIL) as usize;
+        if avail == 0 {
+            return Err(-libc::ENOBUFS);
+        }
+        let (_, first_len, bid) = ring.read(head);
+        let mut nr = 1;
+        if max_len != 0 {
+            if first_len == 0 {
+                return Err(-libc::ENOBUFS);
+            }
+            let needed = (max_len as usize).div_ceil(first_len as usize).min(PEEK_MAX);
+            avail = avail.min(needed);
+            if expand {
+                nr = nr.max(avail);
+            }
+        }
+        let mut left = if max_len == 0 { i32::MAX as u32 } else { max_len };
+        let mut iov = Vec::with_capacity(nr);
+        let mut out = 0u32;
+        loop {
+            let (addr, mut len, _) = ring.read(head);
+            if len > left {
+                len = left;
+                if !ring.inc {
+                    if !iov.is_empty() {
+                        break;
+                    }
+                    // The kernel shortens the entry itself.
+                    ring.write_len(head, len);
+                }
+            }
+            iov.push(libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: len as usize });
+            out += len;
+            left -= len;
+            if left == 0 {
+                break;
+            }
+            head = head.wrapping_add(1);
+            nr -= 1;
+            if nr == 0 {
+                break;
+            }
+        }
+        let empty = head == tail;
+        let hold = if commit {
+            ring.commit(out as i32, iov.len() as u16);
+            Hold::Committed
+        } else {
+            Hold::Peeked
+        };
+        Ok(Bundle { iov, bid, bgid, hold, empty })
+    }
+
+    /// Puts back a bundle that moved nothing.
+    pub(crate) fn recycle_bundle(&mut self, b: &Bundle) {
+        if b.hold == Hold::Legacy {
+            let v = b.iov[0];
+            self.recycle(&Pick { addr: v.iov_base as u64, len: v.iov_len as u32, bid: b.bid, bgid: b.bgid, hold: Hold::Legacy });
+        }
+    }
+
+    /// A bundle moved `res` (> 0) bytes: consumes the buffers that took
+    /// them and returns the CQE flags naming the first.
+    pub(crate) fn settle_bundle(&mut self, b: &Bundle, res: i32) -> u32 {
+        let mut f = cqe_flags(b.bid);
+        if b.hold == Hold::Peeked {
+            if let Some(Group::Ring(ring)) = self.map.get_mut(&b.bgid) {
+                if !ring.commit(res, b.used(res)) {
+                    f |= IORING_CQE_F_BUF_MORE;
+                }
+            }
+        }
+        f
     }
 
     /// Puts back a buffer whose op will retry (or ended without using it).

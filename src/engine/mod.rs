@@ -32,6 +32,7 @@ mod lock;
 #[cfg(panic = "abort")]
 mod malloc;
 mod net;
+mod netbuf;
 mod nop;
 mod opdef;
 mod openclose;

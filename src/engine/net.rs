@@ -64,7 +64,7 @@ impl Kind {
     }
 
     /// Partial MSG_WAITALL transfers carry on (the kernel's io_net_retry).
-    fn retries(&self) -> bool {
+    pub(crate) fn retries(&self) -> bool {
         self.ty == libc::SOCK_STREAM || self.ty == libc::SOCK_SEQPACKET
     }
 }
@@ -90,7 +90,7 @@ pub(crate) struct Msg {
     namelen: u32,
     control: u64,
     controllen: usize,
-    iov: Box<[libc::iovec]>,
+    pub(crate) iov: Box<[libc::iovec]>,
     addr: Option<Box<Addr>>,
 }
 
@@ -147,14 +147,14 @@ fn advance(iov: &mut [libc::iovec], mut n: usize) {
 
 pub(crate) struct NetData {
     /// The ioprio word's IORING_RECVSEND_* flags.
-    flags: u16,
+    pub(crate) flags: u16,
     /// The SQE's msg_flags (sends add MSG_NOSIGNAL, as the kernel does).
-    msg_flags: i32,
+    pub(crate) msg_flags: i32,
     /// Bytes moved by earlier partial attempts (MSG_WAITALL).
-    done: usize,
+    pub(crate) done: usize,
     /// The request already waited for readiness (IORING_RECVSEND_POLL_FIRST
     /// is satisfied).
-    polled: bool,
+    pub(crate) polled: bool,
     /// The socket's kind, read once when first needed.
     kind: Option<Kind>,
     /// Zero-copy sends: an error found at submission, reported at issue
@@ -165,10 +165,12 @@ pub(crate) struct NetData {
     /// SEND's destination address (sendto).
     addr: Option<Box<Addr>>,
     /// The message of SENDMSG/RECVMSG.
-    msg: Option<Box<Msg>>,
+    pub(crate) msg: Option<Box<Msg>>,
+    /// Provided-buffer state (see `netbuf`).
+    pub(crate) buf: super::netbuf::BufState,
 }
 
-fn data(r: &mut Req) -> &mut NetData {
+pub(crate) fn data(r: &mut Req) -> &mut NetData {
     match &mut r.io {
         OpData::Net(d) => d,
         _ => unreachable!(),
@@ -186,6 +188,7 @@ fn new_data(r: &Req, msg_flags: i32) -> Box<NetData> {
         report: false,
         addr: None,
         msg: None,
+        buf: super::netbuf::BufState::new(),
     })
 }
 
@@ -225,7 +228,7 @@ fn send_prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
 
 fn recv_prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
     let op = r.sqe.opcode;
-    if r.sqe.file_index != 0 || r.sqe.off != 0 {
+    if r.sqe.off != 0 {
         return Err(-libc::EINVAL);
     }
     let flags = r.sqe.ioprio;
@@ -233,9 +236,12 @@ fn recv_prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
         return Err(-libc::EINVAL);
     }
     let msg_flags = r.sqe.op_flags as i32;
-    if flags & IORING_RECV_MULTISHOT != 0
-        && (!r.sqe.has(IOSQE_BUFFER_SELECT) || msg_flags & libc::MSG_WAITALL != 0 || (op == IORING_OP_RECV && r.sqe.len != 0))
-    {
+    let multishot = flags & IORING_RECV_MULTISHOT != 0;
+    if multishot && (!r.sqe.has(IOSQE_BUFFER_SELECT) || msg_flags & libc::MSG_WAITALL != 0) {
+        return Err(-libc::EINVAL);
+    }
+    // optlen (the file_index word): a multishot RECV's byte limit.
+    if r.sqe.file_index != 0 && !(multishot && op == IORING_OP_RECV) {
         return Err(-libc::EINVAL);
     }
     if flags & IORING_RECVSEND_BUNDLE != 0 && op == IORING_OP_RECVMSG {
@@ -280,7 +286,7 @@ fn zc_check(_: &Ctx, r: &Req, d: &mut NetData) -> Result<(), i32> {
 
 /// Whether the caller asked never to wait (MSG_DONTWAIT): an attempt that
 /// would block then completes with -EAGAIN (REQ_F_NOWAIT in the kernel).
-fn nowait(d: &NetData) -> bool {
+pub(crate) fn nowait(d: &NetData) -> bool {
     d.msg_flags & libc::MSG_DONTWAIT != 0
 }
 
@@ -345,7 +351,7 @@ pub(crate) fn recv_once(fd: i32, iov: *mut libc::iovec, n: usize, d: &NetData) -
 }
 
 /// The socket's kind, read on first use.
-fn kind(fd: i32, d: &mut NetData) -> Kind {
+pub(crate) fn kind(fd: i32, d: &mut NetData) -> Kind {
     if d.kind.is_none() {
         d.kind = Some(Kind::of(fd).unwrap_or_default());
     }
@@ -355,7 +361,7 @@ fn kind(fd: i32, d: &mut NetData) -> Kind {
 /// IORING_CQE_F_SOCK_NONEMPTY after a receive: set where the kernel's
 /// protocol reports unread bytes (TCP and unix streams; a TCP stream that
 /// saw the peer's FIN counts as non-empty, as tcp_inq_hint has it).
-fn nonempty(fd: i32, d: &mut NetData) -> u32 {
+pub(crate) fn nonempty(fd: i32, d: &mut NetData) -> u32 {
     let mut p = libc::pollfd { fd, events: (libc::POLLIN | libc::POLLRDHUP) as i16, revents: 0 };
     // SAFETY: one live pollfd, zero timeout.
     if unsafe { libc::poll(&mut p, 1, 0) } <= 0 || p.revents == 0 {

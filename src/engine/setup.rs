@@ -27,6 +27,7 @@ const UNSUPPORTED: u32 = IORING_SETUP_IOPOLL
 
 /// What the engine honours (params->features).
 pub(crate) const FEATURES: u32 = IORING_FEAT_SINGLE_MMAP
+    | IORING_FEAT_RECVSEND_BUNDLE
     | IORING_FEAT_NODROP
     | IORING_FEAT_SUBMIT_STABLE
     | IORING_FEAT_RW_CUR_POS
