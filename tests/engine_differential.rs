@@ -3,6 +3,8 @@
 //! Each seed generates a request program over the part-1 opcodes: files in
 //! a temp dir (plain and fixed fds, fixed buffers), pipes, path operations,
 //! NOPs with injected results, links, hard links, link timeouts, drains,
+//! unix stream socketpairs (SEND, RECV, SENDMSG, RECVMSG, MSG_WAITALL,
+//! IORING_CQE_F_SOCK_NONEMPTY),
 //! skipped successes, timeouts, polls and cancels, some of them invalid.
 //! The program runs once on a kernel ring and once on an engine ring, in
 //! this one process (each ring picks its engine from LIBURING_RS_ENGINE at
@@ -80,6 +82,10 @@ const OP_LINKAT: u8 = 39;
 const OP_FSETXATTR: u8 = 41;
 const OP_FGETXATTR: u8 = 43;
 const OP_FTRUNCATE: u8 = 55;
+const OP_SENDMSG: u8 = 9;
+const OP_RECVMSG: u8 = 10;
+const OP_SEND: u8 = 26;
+const OP_RECV: u8 = 27;
 
 const F_FIXED_FILE: u8 = 1 << 0;
 const F_DRAIN: u8 = 1 << 1;
@@ -223,6 +229,7 @@ impl Rng {
 
 const FILES: usize = 4;
 const PIPES: usize = 3;
+const SOCKS: usize = 2;
 const NAMES: usize = 4;
 /// Fixed slots 0..FILES hold the files; OPEN_SLOTS are for openat/close.
 const OPEN_SLOTS: [u32; 3] = [5, 6, 7];
@@ -244,6 +251,8 @@ enum Arg {
     Names(usize, Option<usize>),
     /// The run's epoll fd, on pipe i's read end.
     Epoll(usize),
+    /// End e of socketpair i.
+    Sock(usize, usize),
 }
 
 /// Where an op's data lives: indexes into the run's buffers.
@@ -266,6 +275,9 @@ enum Data {
     FdArray(Option<usize>),
     /// An epoll_event for pipe i.
     Event,
+    /// A msghdr over iovecs of these lengths: into out-buffer i (recvmsg),
+    /// or from a pattern (sendmsg).
+    Msg(Vec<usize>, Option<usize>),
 }
 
 #[derive(Clone, Debug)]
@@ -299,6 +311,8 @@ struct Gen {
     ud: u64,
     outs: usize,
     pipe_bytes: [usize; PIPES],
+    /// Bytes waiting to be read at each end of each socketpair.
+    sock_bytes: [[usize; 2]; SOCKS],
     /// Pipes with a poll armed on them: left alone until it is cancelled.
     pipe_busy: [bool; PIPES],
     /// Pipes a splice or tee used (which clears their RWF_NOWAIT support).
@@ -537,6 +551,49 @@ impl Gen {
         }
     }
 
+    /// Ops on socketpair s: sends, and receives of what is there (a
+    /// receive of an empty end comes with a link timeout and ends the
+    /// chain). Short receives are results, not failures, on sockets.
+    fn sock_ops(&mut self, s: usize, chain: &mut Vec<Op>) -> bool {
+        let e = self.rng.below(2) as usize;
+        if self.rng.chance(45) {
+            let n = 1 + self.rng.below(1500) as usize;
+            let o = if self.rng.chance(50) {
+                let seed = self.rng.next();
+                let mut o = self.op(OP_SEND, Arg::Sock(s, e), Data::In(seed));
+                o.sqe.len = n as u32;
+                o
+            } else {
+                let lens = vec![n / 2, n - n / 2];
+                self.op(OP_SENDMSG, Arg::Sock(s, e), Data::Msg(lens, None))
+            };
+            self.sock_bytes[s][1 - e] += n;
+            chain.push(o);
+            return true;
+        }
+        let have = self.sock_bytes[s][e];
+        let len = 1 + self.rng.below(1200) as usize;
+        let b = self.out();
+        let mut o = if self.rng.chance(50) {
+            let mut o = self.op(OP_RECV, Arg::Sock(s, e), Data::Out(b));
+            o.sqe.len = len as u32;
+            o
+        } else {
+            self.op(OP_RECVMSG, Arg::Sock(s, e), Data::Msg(vec![len / 3, len - len / 3], Some(b)))
+        };
+        // MSG_WAITALL only where everything asked for is there.
+        if len <= have && self.rng.chance(40) {
+            o.sqe.op_flags = libc::MSG_WAITALL as u32;
+        }
+        self.sock_bytes[s][e] -= have.min(len);
+        chain.push(o);
+        if have == 0 {
+            chain.push(self.link_timeout());
+            return false;
+        }
+        true
+    }
+
     fn link_timeout(&mut self) -> Op {
         let mut o = self.op(OP_LINK_TIMEOUT, Arg::None, Data::Ts(2_000_000));
         o.sqe.len = 1;
@@ -726,7 +783,7 @@ impl Gen {
         // after an async one blocking in its io-wq worker and never arms
         // their link timeout there (a read of an empty pipe then waits for
         // ever); the engine arms it.
-        let skip_ok = !ops.iter().any(|o| o.sqe.opcode == OP_LINK_TIMEOUT);
+        let skip_ok = !ops.iter().any(|o| o.sqe.opcode == OP_LINK_TIMEOUT || matches!(o.arg, Arg::Sock(..)));
         for (i, o) in ops.iter_mut().enumerate() {
             if i + 1 < n {
                 o.sqe.flags |= if self.rng.chance(25) { F_HARDLINK } else { F_LINK };
@@ -766,6 +823,7 @@ fn generate(seed: u64) -> Program {
         ud: 0,
         outs: 0,
         pipe_bytes: [0; PIPES],
+        sock_bytes: [[0; 2]; SOCKS],
         pipe_busy: [false; PIPES],
         pipe_spliced: [false; PIPES],
         pending: Vec::new(),
@@ -798,6 +856,7 @@ fn generate(seed: u64) -> Program {
         }
         let mut files_free: Vec<usize> = (0..FILES).filter(|f| !g.tainted.files.contains(f)).collect();
         g.pipes_free = (0..PIPES).filter(|p| !g.pipe_busy[*p] && !g.tainted.pipes.contains(p)).collect();
+        let mut socks_free: Vec<usize> = (0..SOCKS).collect();
         let mut names_free: Vec<usize> = (0..NAMES).filter(|n| !g.tainted.names.contains(n)).collect();
         g.epoll_used.clear();
         g.fixed_owner = [usize::MAX; 2];
@@ -810,7 +869,11 @@ fn generate(seed: u64) -> Program {
             let mut used = Taint::default();
             g.chain_no += 1;
             g.fixed_touched.clear();
-            match g.rng.below(4) {
+            match g.rng.below(5) {
+                4 if !socks_free.is_empty() => {
+                    let s = socks_free.swap_remove(g.rng.below(socks_free.len() as u64) as usize);
+                    while ops.len() < len && g.sock_ops(s, &mut ops) {}
+                }
                 0 if !files_free.is_empty() => {
                     let f = files_free.swap_remove(g.rng.below(files_free.len() as u64) as usize);
                     used.files.push(f);
@@ -862,7 +925,7 @@ fn generate(seed: u64) -> Program {
             // would do to a pipe happens, which the pipe model cannot
             // follow; such chains get none.
             let skip_seen = g.skip_seen || c.ops[0].sqe.flags & F_SKIP_SUCCESS != 0;
-            let piped = c.ops.iter().any(|o| matches!(o.arg, Arg::PipeR(_) | Arg::PipeW(_)));
+            let piped = c.ops.iter().any(|o| matches!(o.arg, Arg::PipeR(_) | Arg::PipeW(_) | Arg::Sock(..)));
             g.skip_seen |= c.ops.iter().any(|o| o.sqe.flags & F_SKIP_SUCCESS != 0);
             if g.pending.is_empty() && !(skip_seen && piped) && g.rng.chance(10) {
                 c.ops[0].sqe.flags |= F_DRAIN;
@@ -897,6 +960,7 @@ struct Env {
     dir: PathBuf,
     fds: Vec<i32>,
     pipes: Vec<[i32; 2]>,
+    socks: Vec<[i32; 2]>,
     epfd: i32,
     names: Vec<CString>,
     outs: Vec<Vec<u8>>,
@@ -907,6 +971,7 @@ struct Env {
     keep_ts: Vec<Box<KernelTimespec>>,
     keep_fds: Vec<Box<i32>>,
     keep_ev: Vec<Box<libc::epoll_event>>,
+    keep_msg: Vec<Box<libc::msghdr>>,
 }
 
 fn pattern(seed: u64, n: usize) -> Vec<u8> {
@@ -942,11 +1007,20 @@ fn open_env(prog: &Program, dir: &Path) -> Env {
             p
         })
         .collect();
+    let socks = (0..SOCKS)
+        .map(|_| {
+            let mut p = [0i32; 2];
+            // SAFETY: a live two-int array.
+            assert_eq!(unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, p.as_mut_ptr()) }, 0);
+            p
+        })
+        .collect();
     let names = (0..NAMES).map(|i| CString::new(dir.join(format!("n{i}")).to_str().unwrap()).unwrap()).collect();
     Env {
         dir: dir.to_path_buf(),
         fds,
         pipes,
+        socks,
         // SAFETY: plain fd creation.
         epfd: unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) },
         names,
@@ -957,6 +1031,7 @@ fn open_env(prog: &Program, dir: &Path) -> Env {
         keep_ts: Vec::new(),
         keep_fds: Vec::new(),
         keep_ev: Vec::new(),
+        keep_msg: Vec::new(),
     }
 }
 
@@ -968,6 +1043,7 @@ fn resolve(env: &mut Env, op: &Op) -> Sqe {
         Arg::File(i) => s.fd = if s.flags & F_FIXED_FILE != 0 { i as i32 } else { env.fds[i] },
         Arg::PipeR(p) => s.fd = env.pipes[p][0],
         Arg::PipeW(p) => s.fd = env.pipes[p][1],
+        Arg::Sock(i, e) => s.fd = env.socks[i][e],
         Arg::Names(a, b) => {
             s.addr = env.names[a].as_ptr() as u64;
             if let Some(b) = b {
@@ -1002,7 +1078,7 @@ fn resolve(env: &mut Env, op: &Op) -> Sqe {
             env.keep.push(pattern(*seed, s.len as usize));
             s.addr = env.keep.last().unwrap().as_ptr() as u64;
         }
-        Data::Vec(lens, out) => {
+        Data::Vec(lens, out) | Data::Msg(lens, out) => {
             let mut iov = Vec::new();
             let mut at = 0;
             for (i, &l) in lens.iter().enumerate() {
@@ -1021,6 +1097,15 @@ fn resolve(env: &mut Env, op: &Op) -> Sqe {
             }
             s.addr = iov.as_ptr() as u64;
             s.len = iov.len() as u32;
+            if let Data::Msg(..) = &op.data {
+                // SAFETY: an all-zero msghdr is valid.
+                let mut m: Box<libc::msghdr> = Box::new(unsafe { std::mem::zeroed() });
+                m.msg_iov = iov.as_mut_ptr();
+                m.msg_iovlen = iov.len();
+                s.addr = &*m as *const libc::msghdr as u64;
+                s.len = 0;
+                env.keep_msg.push(m);
+            }
             env.keep_iov.push(iov);
         }
         Data::Fixed(b, at) => s.addr = env.fixed[*b as usize][*at..].as_ptr() as u64,
@@ -1156,7 +1241,7 @@ fn run(lib: &Lib, prog: &Program, engine: &str) -> Result<RunResult, String> {
     collect(lib, &mut ring, &mut cqes, &[], 30).ok();
     // SAFETY: the ring is live and done with.
     unsafe { (lib.queue_exit)(&mut ring) };
-    for fd in env.fds.iter().chain(env.pipes.iter().flatten()).chain([&env.epfd]) {
+    for fd in env.fds.iter().chain(env.pipes.iter().flatten()).chain(env.socks.iter().flatten()).chain([&env.epfd]) {
         // SAFETY: fds this run opened.
         unsafe { libc::close(*fd) };
     }
@@ -1270,7 +1355,7 @@ fn compare(prog: &Program, k: &RunResult, u: &RunResult) -> Result<(), String> {
                 return Err(format!("user_data {ud}: data differs ({:?})", op.sqe));
             }
         }
-        if let (Data::Vec(_, Some(b)), true) = (&op.data, res > 0) {
+        if let (Data::Vec(_, Some(b)) | Data::Msg(_, Some(b)), true) = (&op.data, res > 0) {
             if k.outs[*b][..res as usize] != u.outs[*b][..res as usize] {
                 return Err(format!("user_data {ud}: readv data differs"));
             }
