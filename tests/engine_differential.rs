@@ -29,6 +29,12 @@
 //! could overtake them). Between submissions the ring is asked for events,
 //! so DEFER_TASKRUN rings move their chains on as a waiting program's do.
 //!
+//! A second test, `provided_buffers_match_kernel`, runs multishot
+//! receivers (READ_MULTISHOT on pipes, RECV multishot on socketpairs,
+//! bundled, capped, incremental rings) over buffer rings, step by step,
+//! and compares each CQE's result, flags (F_MORE, buffer id, BUF_MORE,
+//! SOCK_NONEMPTY) and data.
+//!
 //! `cargo test` runs a short batch (FUZZ_N programs, default 150, from seed
 //! FUZZ_SEED, default 1); `make fuzz N=... SEED=...` runs more. FUZZ_VERBOSE=1
 //! (2: whole SQEs) prints each program and its CQEs, FUZZ_TIME=1 the time
@@ -1379,8 +1385,12 @@ fn kernel_available() -> bool {
     false
 }
 
+/// Both tests switch LIBURING_RS_ENGINE for the whole process: one at a time.
+static ENV_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn engine_matches_kernel() {
+    let _env = ENV_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let lib = match Lib::load() {
         Ok(l) => l,
         Err(e) => {
@@ -1444,4 +1454,298 @@ fn engine_matches_kernel() {
     }
     eprintln!("engine_differential: {n} programs ({sqes} SQEs) from seed {first}, {} differ", failures.len());
     assert!(failures.is_empty(), "seeds where the engine differs from the kernel: {failures:?} (rerun one with FUZZ_SEED=s FUZZ_N=1)");
+}
+
+// ------------------------------------------- multishot with provided buffers
+
+/// The library calls the provided-buffer programs need beyond `Lib`.
+struct KbLib {
+    setup_buf_ring: unsafe extern "C" fn(*mut Ring, u32, i32, u32, *mut i32) -> *mut u8,
+    free_buf_ring: unsafe extern "C" fn(*mut Ring, *mut u8, u32, i32) -> i32,
+    buf_ring_add: unsafe extern "C" fn(*mut u8, *mut c_void, u32, u16, i32, i32),
+    buf_ring_advance: unsafe extern "C" fn(*mut u8, i32),
+}
+
+impl KbLib {
+    fn load() -> Option<KbLib> {
+        let path = std::env::var("LIBURING_FFI_SO")
+            .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/build/lib/liburing-ffi.so.2").to_string());
+        let c = CString::new(path).unwrap();
+        // SAFETY: dlopen of a library path; checked for null below.
+        let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        if h.is_null() {
+            return None;
+        }
+        let sym = |name: &str| {
+            let n = CString::new(name).unwrap();
+            // SAFETY: looking a name up in the library just opened.
+            let p = unsafe { libc::dlsym(h, n.as_ptr()) };
+            assert!(!p.is_null(), "{name} missing");
+            p
+        };
+        // SAFETY: each symbol has the signature of the field it fills.
+        unsafe {
+            Some(KbLib {
+                setup_buf_ring: std::mem::transmute::<*mut c_void, _>(sym("io_uring_setup_buf_ring")),
+                free_buf_ring: std::mem::transmute::<*mut c_void, _>(sym("io_uring_free_buf_ring")),
+                buf_ring_add: std::mem::transmute::<*mut c_void, _>(sym("io_uring_buf_ring_add")),
+                buf_ring_advance: std::mem::transmute::<*mut c_void, _>(sym("io_uring_buf_ring_advance")),
+            })
+        }
+    }
+}
+
+const OP_READ_MULTISHOT: u8 = 49;
+const SETUP_CQSIZE: u32 = 1 << 3;
+const F_BUFFER_SELECT: u8 = 1 << 5;
+const RECV_MULTISHOT: u16 = 1 << 1;
+const RECVSEND_BUNDLE: u16 = 1 << 4;
+const PBUF_RING_INC: u32 = 2;
+const CQE_F_BUFFER: u32 = 1;
+const CQE_F_MORE: u32 = 2;
+const CQE_F_BUF_MORE: u32 = 1 << 4;
+
+/// One provided-buffer program: a multishot receiver (READ_MULTISHOT on a
+/// pipe, or RECV multishot on a unix stream, maybe bundled or capped) fed
+/// by a buffer ring, and steps that write chunks, give buffers back and
+/// re-arm the receiver once it ended.
+#[derive(Debug)]
+struct KbProgram {
+    pipe: bool,
+    entries: u32,
+    buf_len: u32,
+    inc: bool,
+    ioprio: u16,
+    cap: u32,
+    setup_flags: u32,
+    /// Chunk sizes written, one per step (0: close the writer).
+    steps: Vec<usize>,
+}
+
+fn kb_generate(seed: u64) -> KbProgram {
+    let mut r = Rng(seed ^ 0x6b62_7566);
+    let pipe = r.chance(40);
+    let inc = !pipe && r.chance(25) || pipe && r.chance(30);
+    let mut ioprio = 0;
+    let mut cap = 0;
+    if !pipe {
+        ioprio = RECV_MULTISHOT;
+        if !inc && r.chance(40) {
+            ioprio |= RECVSEND_BUNDLE;
+        }
+        if r.chance(30) {
+            cap = 1 + r.below(40) as u32;
+        }
+    }
+    let setup_flags = r.pick(&[0, SETUP_COOP_TASKRUN | SETUP_TASKRUN_FLAG, SETUP_SINGLE_ISSUER | SETUP_DEFER_TASKRUN]);
+    let mut steps: Vec<usize> = (0..3 + r.below(8)).map(|_| 1 + r.below(300) as usize).collect();
+    if r.chance(50) {
+        steps.push(0);
+    }
+    KbProgram { pipe, entries: r.pick(&[2, 4, 8, 16]), buf_len: r.pick(&[8, 32, 100, 512]), inc, ioprio, cap, setup_flags, steps }
+}
+
+/// What a run saw: per CQE (res, flags, the bytes it names).
+type KbSeen = Vec<(i32, u32, Vec<u8>)>;
+
+fn kb_run(lib: &Lib, kb: &KbLib, p: &KbProgram, engine: &str) -> Result<KbSeen, String> {
+    std::env::set_var("LIBURING_RS_ENGINE", engine);
+    let mut ring = Ring([0; 216]);
+    let mut params = [0u8; 120];
+    // A CQ larger than any burst: a kernel ring runs a burst in the
+    // waiter's own task, where a full CQ would end the multishot, while
+    // the engine's reactor posts as the program reaps.
+    params[4..8].copy_from_slice(&1024u32.to_ne_bytes());
+    params[8..12].copy_from_slice(&(p.setup_flags | SETUP_CQSIZE).to_ne_bytes());
+    // SAFETY: live ring and params of the sizes the library expects.
+    if unsafe { (lib.queue_init_params)(64, &mut ring, params.as_mut_ptr()) } < 0 {
+        return Err(format!("{engine}: setup failed"));
+    }
+    let mut fds = [0i32; 2];
+    // SAFETY: a two-int array.
+    let ok = unsafe {
+        if p.pipe {
+            libc::pipe(fds.as_mut_ptr())
+        } else {
+            libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, fds.as_mut_ptr())
+        }
+    };
+    assert_eq!(ok, 0);
+    let mut mem = vec![0u8; (p.entries * p.buf_len) as usize];
+    let mut err = 0;
+    let flags = if p.inc { PBUF_RING_INC } else { 0 };
+    // SAFETY: a live ring; the library returns the ring or null.
+    let br = unsafe { (kb.setup_buf_ring)(&mut ring, p.entries, 1, flags, &mut err) };
+    if br.is_null() {
+        return Err(format!("{engine}: setup_buf_ring {err}"));
+    }
+    let mask = p.entries as i32 - 1;
+    let give = |bid: u16, mem: &mut Vec<u8>| {
+        let at = bid as usize * p.buf_len as usize;
+        mem[at..at + p.buf_len as usize].fill(0xee);
+        // SAFETY: br is a live ring of `entries` entries; the buffer lies in `mem`.
+        unsafe {
+            (kb.buf_ring_add)(br, mem.as_mut_ptr().add(at) as *mut c_void, p.buf_len, bid, mask, 0);
+            (kb.buf_ring_advance)(br, 1);
+        }
+    };
+    for b in 0..p.entries as u16 {
+        give(b, &mut mem);
+    }
+    let rfd = fds[0];
+    let arm = |ring: &mut Ring| {
+        let s = Sqe {
+            opcode: if p.pipe { OP_READ_MULTISHOT } else { OP_RECV },
+            flags: F_BUFFER_SELECT,
+            fd: rfd,
+            len: p.cap,
+            user_data: 7,
+            buf_index: 1,
+            ..Default::default()
+        };
+        // SAFETY: get_sqe hands out a 64-byte slot of this ring.
+        unsafe {
+            let slot = (lib.get_sqe)(ring);
+            s.write(slot);
+            (slot.add(2) as *mut u16).write_unaligned(p.ioprio);
+            assert_eq!((lib.submit)(ring), 1);
+        }
+    };
+    arm(&mut ring);
+    let mut seen = Vec::new();
+    let mut armed = true;
+    let mut written = 0usize;
+    let mut got = 0usize;
+    let mut held: Vec<u16> = Vec::new();
+    // Incremental rings: where the next piece of each buffer starts.
+    let mut inc_off = vec![0usize; p.entries as usize];
+    let bundle = p.ioprio & RECVSEND_BUNDLE != 0;
+    for (i, &len) in p.steps.iter().enumerate() {
+        // Phase 0 re-arms an ended receiver and lets it take what is still
+        // queued (a DEFER_TASKRUN kernel ring reads only once the program
+        // waits); phase 1 writes the step's chunk (or closes) and collects.
+        for phase in 0..2 {
+            if phase == 0 {
+                if armed || got >= written {
+                    continue;
+                }
+                arm(&mut ring);
+                armed = true;
+            } else if len == 0 {
+                // SAFETY: our writer end.
+                unsafe { libc::close(fds[1]) };
+                fds[1] = -1;
+            } else {
+                if !armed {
+                    arm(&mut ring);
+                    armed = true;
+                }
+                let data: Vec<u8> = (0..len).map(|k| (written + k) as u8 ^ 0x5a).collect();
+                // SAFETY: a live buffer of `len` bytes.
+                assert_eq!(unsafe { libc::write(fds[1], data.as_ptr() as *const c_void, len) }, len as isize);
+                written += len;
+            }
+            // Collect until everything written was received or the
+            // receiver ended (EOF, error, empty ring).
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            while armed && (got < written || (phase == 1 && len == 0)) {
+                if std::time::Instant::now() > deadline {
+                    return Err(format!("{engine}: step {i}: stuck at {got} of {written} bytes"));
+                }
+                let mut cqe: *mut Cqe = std::ptr::null_mut();
+                let mut ts = KernelTimespec { tv_sec: 0, tv_nsec: 100_000_000 };
+                // SAFETY: live ring, out pointer and timespec.
+                if unsafe { (lib.wait_cqe_timeout)(&mut ring, &mut cqe, &mut ts) } != 0 {
+                    continue;
+                }
+                // SAFETY: the CQE stays valid until marked seen.
+                let c = unsafe { *cqe };
+                // SAFETY: as above.
+                unsafe { (lib.cqe_seen)(&mut ring, cqe) };
+                let mut bytes = Vec::new();
+                if c.flags & CQE_F_BUFFER != 0 && c.res > 0 {
+                    let bid = (c.flags >> 16) as u16;
+                    let at = bid as usize * p.buf_len as usize;
+                    // Incremental buffers fill on from the last piece; of a
+                    // bundle only the first buffer is compared.
+                    let start = if p.inc { inc_off[bid as usize] } else { 0 };
+                    let n = (c.res as usize).min(p.buf_len as usize - start);
+                    bytes = mem[at + start..at + start + n].to_vec();
+                    got += c.res as usize;
+                    if p.inc {
+                        inc_off[bid as usize] += c.res as usize;
+                    }
+                    if c.flags & CQE_F_BUF_MORE == 0 {
+                        held.push(bid);
+                    }
+                }
+                if c.flags & CQE_F_MORE == 0 {
+                    armed = false;
+                }
+                seen.push((c.res, c.flags, bytes));
+            }
+        }
+        // Give back what was used every other step, or once the receiver
+        // ended. A bundle's CQE names its first buffer only: bundles run
+        // their ring dry and end with -ENOBUFS.
+        if (i % 2 == 1 || !armed) && !bundle {
+            for b in held.drain(..) {
+                inc_off[b as usize] = 0;
+                give(b, &mut mem);
+            }
+        }
+    }
+    // SAFETY: the ring and buffer ring set up above; our fds.
+    unsafe {
+        (kb.free_buf_ring)(&mut ring, br, p.entries, 1);
+        (lib.queue_exit)(&mut ring);
+        libc::close(fds[0]);
+        if fds[1] >= 0 {
+            libc::close(fds[1]);
+        }
+    }
+    Ok(seen)
+}
+
+/// Multishot receivers over provided-buffer rings: the engine's CQE
+/// sequence (res, F_MORE, buffer ids, data) equals the kernel's.
+#[test]
+fn provided_buffers_match_kernel() {
+    let _env = ENV_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let (Ok(lib), Some(kb)) = (Lib::load(), KbLib::load()) else {
+        eprintln!("provided buffers: not run: no library (run `make lib` first)");
+        return;
+    };
+    if !kernel_available() {
+        eprintln!("provided buffers: not run: the kernel refuses io_uring");
+        return;
+    }
+    let n: u64 = std::env::var("FUZZ_N").ok().and_then(|v| v.parse().ok()).map_or(40, |v: u64| v.min(400));
+    let first: u64 = std::env::var("FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
+    let saved = std::env::var("LIBURING_RS_ENGINE").ok();
+    let mut failures = Vec::new();
+    for seed in first..first + n {
+        let p = kb_generate(seed);
+        let k = kb_run(&lib, &kb, &p, "kernel");
+        let u = kb_run(&lib, &kb, &p, "user");
+        let verdict = match (k, u) {
+            (Ok(k), Ok(u)) if k == u => Ok(()),
+            (Ok(k), Ok(u)) => {
+                let kf: Vec<_> = k.iter().map(|c| (c.0, c.1)).collect();
+                let uf: Vec<_> = u.iter().map(|c| (c.0, c.1)).collect();
+                Err(format!("{p:?}\n  kernel {kf:x?}\n  engine {uf:x?}"))
+            }
+            (Err(e), _) | (_, Err(e)) => Err(e),
+        };
+        if let Err(e) = verdict {
+            eprintln!("provided buffers seed {seed}: {e}");
+            failures.push(seed);
+        }
+    }
+    match saved {
+        Some(v) => std::env::set_var("LIBURING_RS_ENGINE", v),
+        None => std::env::remove_var("LIBURING_RS_ENGINE"),
+    }
+    eprintln!("provided buffers: {n} programs from seed {first}, {} differ", failures.len());
+    assert!(failures.is_empty(), "seeds where the engine differs: {failures:?} (rerun with FUZZ_SEED=s FUZZ_N=1)");
 }

@@ -192,6 +192,8 @@ pub(crate) struct Bundle {
     pub hold: Hold,
     /// Nothing was left in the group after these (REQ_F_BL_EMPTY).
     pub empty: bool,
+    /// A buffer was cut short, or left out for being too long.
+    pub partial: bool,
 }
 
 // SAFETY: the iovecs describe application buffers the request may use
@@ -248,16 +250,18 @@ impl Groups {
 
     /// Maps buffers of group `bgid` for up to `max_len` bytes (0: as many
     /// as the first one holds), as the kernel's peek does: a missing group
-    /// is -ENOENT, an empty one -ENOBUFS. One buffer unless `expand` (a
-    /// bundle) and `max_len` asks for more. `commit` consumes them now.
-    pub(crate) fn peek(&mut self, bgid: u16, max_len: u32, commit: bool, expand: bool) -> Result<Bundle, i32> {
+    /// is -ENOENT, an empty one -ENOBUFS. At most `*slots` buffers (the
+    /// request's iovec array, which persists from one peek to the next);
+    /// with `expand` (a bundle) a larger `max_len` grows it to what was
+    /// mapped. `commit` consumes them now.
+    pub(crate) fn peek(&mut self, bgid: u16, max_len: u32, commit: bool, expand: bool, slots: &mut usize) -> Result<Bundle, i32> {
         let ring = match self.map.get_mut(&bgid) {
             None => return Err(-libc::ENOENT),
             Some(Group::Legacy(list)) => {
                 let b = list.pop_front().ok_or(-libc::ENOBUFS)?;
                 let len = if max_len == 0 || max_len > b.len { b.len } else { max_len };
                 let iov = alloc::vec![libc::iovec { iov_base: b.addr as *mut libc::c_void, iov_len: len as usize }];
-                return Ok(Bundle { iov, bid: b.bid, bgid, hold: Hold::Legacy, empty: list.is_empty() });
+                return Ok(Bundle { iov, bid: b.bid, bgid, hold: Hold::Legacy, empty: list.is_empty(), partial: false });
             }
             Some(Group::Ring(ring)) => ring,
         };
@@ -268,25 +272,25 @@ impl Groups {
             return Err(-libc::ENOBUFS);
         }
         let (_, first_len, bid) = ring.read(head);
-        let mut nr = 1;
         if max_len != 0 {
             if first_len == 0 {
                 return Err(-libc::ENOBUFS);
             }
             let needed = (max_len as usize).div_ceil(first_len as usize).min(PEEK_MAX);
             avail = avail.min(needed);
-            if expand {
-                nr = nr.max(avail);
-            }
         }
+        let grow = expand && max_len != 0 && avail > *slots;
+        let mut nr = if grow { avail } else { avail.min(*slots) };
         let mut left = if max_len == 0 { i32::MAX as u32 } else { max_len };
         let mut iov = Vec::with_capacity(nr);
         let mut out = 0u32;
+        let mut partial = false;
         loop {
             let (addr, mut len, _) = ring.read(head);
             if len > left {
                 len = left;
                 if !ring.inc {
+                    partial = true;
                     if !iov.is_empty() {
                         break;
                     }
@@ -307,13 +311,16 @@ impl Groups {
             }
         }
         let empty = head == tail;
+        if grow {
+            *slots = iov.len();
+        }
         let hold = if commit {
             ring.commit(out as i32, iov.len() as u16);
             Hold::Committed
         } else {
             Hold::Peeked
         };
-        Ok(Bundle { iov, bid, bgid, hold, empty })
+        Ok(Bundle { iov, bid, bgid, hold, empty, partial })
     }
 
     /// Puts back a bundle that moved nothing.

@@ -33,6 +33,9 @@ pub(crate) struct BufState {
     send: Option<Box<Bundle>>,
     /// Bytes the socket held unread after the last receive (-1: unknown).
     inq: i32,
+    /// How many buffers a peek may map (the kernel's iovec array, grown
+    /// by bundles and kept for the request's life).
+    slots: usize,
     /// Multishot RECV: the cap on each receive (the SQE's len) and what
     /// is left of the total (optlen), if one was given.
     mshot_len: u32,
@@ -45,7 +48,7 @@ pub(crate) struct BufState {
 
 impl BufState {
     pub(crate) const fn new() -> BufState {
-        BufState { pick: None, send: None, inq: -1, mshot_len: 0, total: None, namelen: 0, controllen: 0 }
+        BufState { pick: None, send: None, inq: -1, slots: 1, mshot_len: 0, total: None, namelen: 0, controllen: 0 }
     }
 }
 
@@ -221,7 +224,7 @@ fn recv_many(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
                 None if d.buf.inq > 1 => d.buf.inq as u32,
                 None => 0,
             };
-            g.peek(bgid, max, false, true)
+            g.peek(bgid, max, false, true, &mut d.buf.slots)
         } else {
             match g.select(bgid, cap, false) {
                 Some(p) => Ok(Bundle {
@@ -230,6 +233,7 @@ fn recv_many(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
                     bgid,
                     hold: p.hold,
                     empty: false,
+                    partial: false,
                 }),
                 None => Err(-libc::ENOBUFS),
             }
@@ -270,9 +274,7 @@ fn recv_many(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
         let mapped: usize = b.iov.iter().map(|v| v.iov_len).sum();
         let mut f = g.settle_bundle(&b, res);
         drop(g);
-        if !recvmsg {
-            note_inq(fd, d);
-        }
+        note_inq(fd, d);
         f |= net::nonempty(fd, d);
         let (res, f) = match acc {
             Some((n, first)) => (n + res, first | (f & CQE_F_MASK)),
@@ -289,9 +291,10 @@ fn recv_many(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
             if b.empty {
                 return Issued::Done(res, f);
             }
-            // All mapped room filled and more waiting: go on into this CQE
-            // (not when each receive is capped).
-            if cap == 0 && d.buf.inq > 1 && ret as usize == mapped {
+            // All mapped room filled and more waiting: go on once into
+            // this CQE (not when each receive is capped, nor after a
+            // buffer was cut).
+            if acc.is_none() && cap == 0 && !b.partial && d.buf.inq > 1 && ret as usize == mapped {
                 acc = Some((res, f & !CQE_F_MASK));
                 continue;
             }
@@ -301,7 +304,9 @@ fn recv_many(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
             return Issued::Done(res, f);
         }
         loops += 1;
-        if loops >= MULTISHOT_MAX_RETRY {
+        // On at once only while the socket says it has more (or cannot
+        // tell); otherwise wait until it is readable, as the kernel does.
+        if loops >= MULTISHOT_MAX_RETRY || (f & IORING_CQE_F_SOCK_NONEMPTY == 0 && d.buf.inq >= 0) {
             return Issued::Again;
         }
     }
@@ -347,7 +352,9 @@ fn send_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
             let mut g = kbuf::lock(ctx);
             // One buffer unless bundled; a bundle takes what it finds.
             let max = if len != 0 { len } else { i32::MAX as u32 };
-            let b = match g.peek(bgid, max, true, bundle) {
+            let mut one = 1;
+            let slots = if bundle { &mut d.buf.slots } else { &mut one };
+            let b = match g.peek(bgid, max, true, bundle, slots) {
                 Ok(b) => b,
                 Err(e) => return Issued::Done(e, 0),
             };

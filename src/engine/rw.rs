@@ -450,6 +450,11 @@ fn mshot_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
             // A full CQ ends it: this CQE is the last, without F_MORE.
             return Issued::Done(ret as i32, f);
         }
+        // The kernel reads again (and takes a buffer) only once the file
+        // polls readable.
+        if !ready(r.file, libc::EPOLLIN as u32) {
+            return Issued::Again;
+        }
     }
     Issued::Again
 }
