@@ -18,14 +18,17 @@
  *  - a ring unregistered under an armed READ_MULTISHOT: the next data
  *    ends it with -ENOBUFS and stays in the pipe;
  *  - READ_MULTISHOT whose CQE finds the CQ full: that CQE ends it (no
- *    F_MORE, overflowed), the rest of the data stays in the pipe.
+ *    F_MORE, overflowed), the rest of the data stays in the pipe;
+ *  - files that cannot poll take their ring buffer for good at selection:
+ *    a read at EOF and a failed read (a directory) still name it.
  */
 #include <fcntl.h>
 #include "op-util.h"
 
 static struct io_uring ring;
 
-static void prep_select_read(int fd, unsigned len, int bgid, __u64 ud)
+static struct io_uring_sqe *prep_select_read(int fd, unsigned len, int bgid,
+					     __u64 ud)
 {
 	struct io_uring_sqe *sqe = op_sqe(&ring);
 
@@ -33,6 +36,7 @@ static void prep_select_read(int fd, unsigned len, int bgid, __u64 ud)
 	sqe->flags |= IOSQE_BUFFER_SELECT;
 	sqe->buf_group = bgid;
 	sqe->user_data = ud;
+	return sqe;
 }
 
 static int provide(void *mem, int len, int nr, int bgid, int bid)
@@ -433,6 +437,38 @@ static void cq_full(void)
 	close(fds[1]);
 }
 
+static void files(void)
+{
+	static char mem[4 * 64];
+	struct io_uring_buf_ring *br = mkring(4, 11, 0, mem, 64);
+	struct op_cqe c;
+	char path[] = "/tmp/kbuf-select.XXXXXX";
+	int fd = mkstemp(path), dfd = open("/tmp", O_RDONLY | O_DIRECTORY);
+
+	CHECK(fd >= 0 && dfd >= 0, "files");
+	unlink(path);
+	CHECK_EQ(write(fd, "file", 4), 4, "write");
+	prep_select_read(fd, 0, 11, 1);
+	c = op_wait((op_submit(&ring, 1), &ring));
+	CHECK_EQ(c.res, 4, "file read");
+	CHECK_EQ(c.flags, IORING_CQE_F_BUFFER, "buffer 0");
+	CHECK(!memcmp(mem, "file", 4), "file data");
+	prep_select_read(fd, 0, 11, 2)->off = 1 << 20;
+	c = op_wait((op_submit(&ring, 1), &ring));
+	CHECK_EQ(c.res, 0, "read at EOF");
+	CHECK_EQ(c.flags, IORING_CQE_F_BUFFER | 1 << IORING_CQE_BUFFER_SHIFT,
+		 "EOF names buffer 1");
+	prep_select_read(dfd, 0, 11, 3);
+	c = op_wait((op_submit(&ring, 1), &ring));
+	CHECK_EQ(c.res, -EISDIR, "read of a directory");
+	CHECK_EQ(c.flags, IORING_CQE_F_BUFFER | 2 << IORING_CQE_BUFFER_SHIFT,
+		 "the failed read names buffer 2");
+	CHECK_EQ(head_of(11), 3, "three consumed");
+	CHECK_EQ(io_uring_free_buf_ring(&ring, br, 4, 11), 0, "free");
+	close(fd);
+	close(dfd);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -442,6 +478,7 @@ int main(int argc, char **argv)
 		SKIP("no IORING_OP_PROVIDE_BUFFERS");
 	legacy();
 	rings();
+	files();
 	read_mshot();
 	inc_mshot();
 	if (op_has(&ring, IORING_OP_READ_MULTISHOT))
