@@ -3,7 +3,8 @@
 //! Each seed generates a request program over the part-1 opcodes: files in
 //! a temp dir (plain and fixed fds, fixed buffers), pipes, path operations,
 //! NOPs with injected results, links, hard links, link timeouts, drains,
-//! unix stream socketpairs (SEND, RECV, SENDMSG, RECVMSG, MSG_WAITALL,
+//! unix stream socketpairs and loopback TCP and UDP pairs (SEND, RECV,
+//! SENDMSG, RECVMSG, MSG_WAITALL, truncated datagrams,
 //! IORING_CQE_F_SOCK_NONEMPTY),
 //! skipped successes, timeouts, polls and cancels, some of them invalid.
 //! The program runs once on a kernel ring and once on an engine ring, in
@@ -19,7 +20,9 @@
 //! two chains share a file, pipe, name or epoll registration; a read of an
 //! empty pipe is always guarded by a link timeout (and not made at all on
 //! a pipe splice or tee used: the kernel then never fires that timeout),
-//! and a chain ends after a read that comes up short; a pipe with a poll armed on it is left alone
+//! and a chain ends after a read that comes up short; what a TCP or UDP
+//! send puts on loopback is received only from the next submission on
+//! (unix sockets deliver at once; loopback may wait for softirq work); a pipe with a poll armed on it is left alone
 //! until the poll is cancelled; drains are not used while anything stays
 //! armed across submissions; what a chain with skipped CQEs works on is not
 //! used again (nothing tells when such a chain is over); chains with a link
@@ -235,7 +238,10 @@ impl Rng {
 
 const FILES: usize = 4;
 const PIPES: usize = 3;
-const SOCKS: usize = 2;
+const SOCKS: usize = 4;
+/// Socket pairs 0 and 1 are unix streams, then one TCP and one UDP pair.
+const TCP: usize = 2;
+const UDP: usize = 3;
 const NAMES: usize = 4;
 /// Fixed slots 0..FILES hold the files; OPEN_SLOTS are for openat/close.
 const OPEN_SLOTS: [u32; 3] = [5, 6, 7];
@@ -317,8 +323,14 @@ struct Gen {
     ud: u64,
     outs: usize,
     pipe_bytes: [usize; PIPES],
-    /// Bytes waiting to be read at each end of each socketpair.
+    /// Bytes waiting to be read at each end of each stream pair.
     sock_bytes: [[usize; 2]; SOCKS],
+    /// Bytes sent this submission on the TCP pair, per receiving end.
+    tcp_flight: [usize; 2],
+    /// Datagram sizes queued at each end of the UDP pair, and those sent
+    /// this submission.
+    udp_queue: [std::collections::VecDeque<usize>; 2],
+    udp_flight: [Vec<usize>; 2],
     /// Pipes with a poll armed on them: left alone until it is cancelled.
     pipe_busy: [bool; PIPES],
     /// Pipes a splice or tee used (which clears their RWF_NOWAIT support).
@@ -557,12 +569,21 @@ impl Gen {
         }
     }
 
-    /// Ops on socketpair s: sends, and receives of what is there (a
+    /// Ops on socket pair s: sends, and receives of what is there (a
     /// receive of an empty end comes with a link timeout and ends the
-    /// chain). Short receives are results, not failures, on sockets.
+    /// chain). Short receives are results, not failures, on sockets; a
+    /// datagram receive takes one datagram, truncated to its length.
     fn sock_ops(&mut self, s: usize, chain: &mut Vec<Op>) -> bool {
         let e = self.rng.below(2) as usize;
-        if self.rng.chance(45) {
+        let (have, flight) = match s {
+            UDP => (self.udp_queue[e].front().copied().unwrap_or(0), !self.udp_flight[e].is_empty()),
+            TCP => (self.sock_bytes[s][e], self.tcp_flight[e] > 0),
+            _ => (self.sock_bytes[s][e], false),
+        };
+        // With data on its way to this end, only a receive of less than
+        // what is there already is deterministic (result and flags).
+        let stream_ok = !flight || s == UDP || have > 1;
+        if self.rng.chance(45) || (have == 0 && flight) || !stream_ok {
             let n = 1 + self.rng.below(1500) as usize;
             let o = if self.rng.chance(50) {
                 let seed = self.rng.next();
@@ -573,12 +594,24 @@ impl Gen {
                 let lens = vec![n / 2, n - n / 2];
                 self.op(OP_SENDMSG, Arg::Sock(s, e), Data::Msg(lens, None))
             };
-            self.sock_bytes[s][1 - e] += n;
+            match s {
+                UDP => self.udp_flight[1 - e].push(n),
+                TCP => self.tcp_flight[1 - e] += n,
+                _ => self.sock_bytes[s][1 - e] += n,
+            }
             chain.push(o);
             return true;
         }
-        let have = self.sock_bytes[s][e];
-        let len = 1 + self.rng.below(1200) as usize;
+        let mut len = 1 + self.rng.below(1200) as usize;
+        if flight && s != UDP {
+            len = 1 + self.rng.below(have as u64 - 1) as usize;
+        }
+        // MSG_WAITALL only where everything asked for is there (a whole
+        // datagram, exactly).
+        let waitall = have > 0 && self.rng.chance(40);
+        if waitall && s == UDP {
+            len = have;
+        }
         let b = self.out();
         let mut o = if self.rng.chance(50) {
             let mut o = self.op(OP_RECV, Arg::Sock(s, e), Data::Out(b));
@@ -587,11 +620,14 @@ impl Gen {
         } else {
             self.op(OP_RECVMSG, Arg::Sock(s, e), Data::Msg(vec![len / 3, len - len / 3], Some(b)))
         };
-        // MSG_WAITALL only where everything asked for is there.
-        if len <= have && self.rng.chance(40) {
+        if waitall && len <= have {
             o.sqe.op_flags = libc::MSG_WAITALL as u32;
         }
-        self.sock_bytes[s][e] -= have.min(len);
+        if s == UDP {
+            self.udp_queue[e].pop_front();
+        } else {
+            self.sock_bytes[s][e] -= have.min(len);
+        }
         chain.push(o);
         if have == 0 {
             chain.push(self.link_timeout());
@@ -830,6 +866,9 @@ fn generate(seed: u64) -> Program {
         outs: 0,
         pipe_bytes: [0; PIPES],
         sock_bytes: [[0; 2]; SOCKS],
+        tcp_flight: [0; 2],
+        udp_queue: Default::default(),
+        udp_flight: Default::default(),
         pipe_busy: [false; PIPES],
         pipe_spliced: [false; PIPES],
         pending: Vec::new(),
@@ -856,6 +895,12 @@ fn generate(seed: u64) -> Program {
     let mut batches = Vec::new();
     for b in 0..nbatches {
         g.batch_start = g.ud + 1;
+        // Loopback sends of the last submission have arrived by now.
+        for e in 0..2 {
+            g.sock_bytes[TCP][e] += std::mem::take(&mut g.tcp_flight[e]);
+            let f = std::mem::take(&mut g.udp_flight[e]);
+            g.udp_queue[e].extend(f);
+        }
         let mut chains = Vec::new();
         if b > 0 && !g.pending.is_empty() && g.rng.chance(60) {
             chains.extend(g.cancel_pending());
@@ -1014,11 +1059,15 @@ fn open_env(prog: &Program, dir: &Path) -> Env {
         })
         .collect();
     let socks = (0..SOCKS)
-        .map(|_| {
-            let mut p = [0i32; 2];
-            // SAFETY: a live two-int array.
-            assert_eq!(unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, p.as_mut_ptr()) }, 0);
-            p
+        .map(|i| match i {
+            TCP => tcp_pair(),
+            UDP => udp_pair(),
+            _ => {
+                let mut p = [0i32; 2];
+                // SAFETY: a live two-int array.
+                assert_eq!(unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, p.as_mut_ptr()) }, 0);
+                p
+            }
         })
         .collect();
     let names = (0..NAMES).map(|i| CString::new(dir.join(format!("n{i}")).to_str().unwrap()).unwrap()).collect();
@@ -1039,6 +1088,57 @@ fn open_env(prog: &Program, dir: &Path) -> Env {
         keep_ev: Vec::new(),
         keep_msg: Vec::new(),
     }
+}
+
+/// A loopback socket of `ty` bound to an ephemeral port, and its address.
+fn loopback(ty: i32) -> (i32, libc::sockaddr_in) {
+    // SAFETY: plain socket calls on live, local structs.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, ty | libc::SOCK_CLOEXEC, 0);
+        assert!(fd >= 0);
+        let mut a: libc::sockaddr_in = std::mem::zeroed();
+        a.sin_family = libc::AF_INET as u16;
+        a.sin_addr.s_addr = u32::from_be_bytes([127, 0, 0, 1]).to_be();
+        let sl = std::mem::size_of::<libc::sockaddr_in>() as u32;
+        assert_eq!(libc::bind(fd, &a as *const _ as *const libc::sockaddr, sl), 0);
+        let mut l = sl;
+        assert_eq!(libc::getsockname(fd, &mut a as *mut _ as *mut libc::sockaddr, &mut l), 0);
+        (fd, a)
+    }
+}
+
+fn connect_to(fd: i32, a: &libc::sockaddr_in) {
+    let sl = std::mem::size_of::<libc::sockaddr_in>() as u32;
+    // SAFETY: a live address of that length.
+    assert_eq!(unsafe { libc::connect(fd, a as *const _ as *const libc::sockaddr, sl) }, 0);
+}
+
+/// A connected loopback TCP pair (client, server), Nagle off.
+fn tcp_pair() -> [i32; 2] {
+    let (l, a) = loopback(libc::SOCK_STREAM);
+    // SAFETY: plain socket calls on fds made here.
+    unsafe {
+        assert_eq!(libc::listen(l, 1), 0);
+        let c = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        connect_to(c, &a);
+        let s = libc::accept4(l, std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_CLOEXEC);
+        assert!(s >= 0);
+        libc::close(l);
+        let one = 1i32;
+        for fd in [c, s] {
+            libc::setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, &one as *const i32 as *const c_void, 4);
+        }
+        [c, s]
+    }
+}
+
+/// Two loopback UDP sockets connected to each other.
+fn udp_pair() -> [i32; 2] {
+    let (x, ax) = loopback(libc::SOCK_DGRAM);
+    let (y, ay) = loopback(libc::SOCK_DGRAM);
+    connect_to(x, &ay);
+    connect_to(y, &ax);
+    [x, y]
 }
 
 /// Resolves an op against one run's fds, paths and buffers.
@@ -1190,7 +1290,12 @@ fn run(lib: &Lib, prog: &Program, engine: &str) -> Result<RunResult, String> {
         assert_eq!((lib.register_buffers)(&mut ring, iov.as_ptr(), iov.len() as u32), 0);
     }
     let mut cqes = Vec::new();
-    for batch in &prog.batches {
+    for (bi, batch) in prog.batches.iter().enumerate() {
+        // What the last submission sent on loopback TCP or UDP has crossed
+        // (softirq work may lag behind the send's CQE).
+        if bi > 0 && prog.batches[bi - 1].iter().flat_map(|c| c.ops.iter()).any(|o| matches!(o.arg, Arg::Sock(TCP | UDP, _))) {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
         // The CQEs this submission must produce: every request's but those
         // that may skip theirs and those that stay armed, plus the
         // requests that its cancels take down.

@@ -362,7 +362,7 @@ pub(crate) fn kind(fd: i32, d: &mut NetData) -> Kind {
 /// protocol reports unread bytes (TCP and unix streams; a TCP stream that
 /// saw the peer's FIN counts as non-empty, as tcp_inq_hint has it).
 pub(crate) fn nonempty(fd: i32, d: &mut NetData) -> u32 {
-    let mut p = libc::pollfd { fd, events: (libc::POLLIN | libc::POLLRDHUP) as i16, revents: 0 };
+    let mut p = libc::pollfd { fd, events: libc::POLLIN | libc::POLLRDHUP, revents: 0 };
     // SAFETY: one live pollfd, zero timeout.
     if unsafe { libc::poll(&mut p, 1, 0) } <= 0 || p.revents == 0 {
         return 0;
@@ -374,7 +374,7 @@ pub(crate) fn nonempty(fd: i32, d: &mut NetData) -> u32 {
     let mut n: i32 = 0;
     // SAFETY: FIONREAD writes one int.
     let inq = if unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) } < 0 { 0 } else { n };
-    if inq > 0 || (k.inet() && p.revents & libc::POLLRDHUP as i16 != 0) {
+    if inq > 0 || (k.inet() && p.revents & libc::POLLRDHUP != 0) {
         IORING_CQE_F_SOCK_NONEMPTY
     } else {
         0
@@ -545,7 +545,10 @@ fn zc_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
         let f = if r.sqe.has(IOSQE_FIXED_FILE) { ctx.rsrc.lock().file(r.sqe.fd as u32) } else { Some(r.sqe.fd).filter(|&f| f >= 0) };
         match f {
             Some(f) => r.file = f,
-            None => return zc_finish(ctx, r, -libc::EBADF, true, mode),
+            None => {
+                let (n, f) = zc_finish(ctx, r, -libc::EBADF, true, mode);
+                return Issued::Done(n, f);
+            }
         }
     }
     let fd = r.file;
@@ -569,17 +572,38 @@ fn zc_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
             }
         }
     }
-    zc_finish(ctx, r, res, fail, mode)
+    let (n, f) = zc_finish(ctx, r, res, fail, mode);
+    Issued::Done(n, f)
 }
 
-/// Posts a zero-copy send's result (with F_MORE) and completes the request
-/// with its notification.
-fn zc_finish(ctx: &Ctx, r: &mut Req, res: i32, fail: bool, mode: Mode) -> Issued {
+/// Posts a zero-copy send's result (with F_MORE); returns the notification
+/// the request completes with.
+fn zc_finish(ctx: &Ctx, r: &mut Req, res: i32, fail: bool, mode: Mode) -> (i32, u32) {
     ctx.post_more(Cqe::new(r.sqe.user_data, res, IORING_CQE_F_MORE), mode);
     let report = data(r).report;
     r.flags |= rf::NOFAIL | if fail { rf::FAIL } else { 0 };
     let notif = if report { IORING_NOTIF_USAGE_ZC_COPIED as i32 } else { 0 };
-    Issued::Done(notif, IORING_CQE_F_NOTIF)
+    (notif, IORING_CQE_F_NOTIF)
+}
+
+/// A transfer ended from outside (cancelled, failed with its chain, or
+/// caught by ring teardown) as the kernel's fail hook has it: what moved
+/// already is the result, and a zero-copy send still posts both CQEs (its
+/// result with F_MORE here, the notification as the returned completion).
+pub(crate) fn unfinished(ctx: &Ctx, r: &mut Req, res: i32, cflags: u32, mode: Mode) -> Option<(i32, u32)> {
+    let OpData::Net(d) = &r.io else { return None };
+    let zc = matches!(r.sqe.opcode, IORING_OP_SEND_ZC | IORING_OP_SENDMSG_ZC) && cflags & IORING_CQE_F_NOTIF == 0;
+    let fail = res < 0 || r.flags & rf::FAIL != 0;
+    let moved = res < 0 && d.done > 0;
+    let res = if moved { d.done.min(i32::MAX as usize) as i32 } else { res };
+    if zc {
+        return Some(zc_finish(ctx, r, res, fail, mode));
+    }
+    if moved {
+        r.flags |= rf::FAIL;
+        return Some((res, cflags));
+    }
+    None
 }
 
 fn recv_mask(_: &Req) -> u32 {
