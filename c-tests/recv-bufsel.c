@@ -41,6 +41,16 @@ static struct io_uring_buf_ring *mkring(unsigned n, int bgid)
 	return br;
 }
 
+/* Whether the kernel reports a ring's head (IORING_REGISTER_PBUF_STATUS,
+ * 6.8): the head checks are left out where it does not. */
+static int have_status = 1;
+
+#define CHECK_HEAD(bgid, want, what)					\
+	do {								\
+		if (have_status)					\
+			CHECK_EQ(head_of(bgid), want, what);		\
+	} while (0)
+
 static unsigned head_of(int bgid)
 {
 	uint16_t h = 0xffff;
@@ -108,7 +118,7 @@ static void one_shot(void)
 		c = op_wait((op_submit(&ring, 1), &ring));
 		CHECK_EQ(c.res, -ENOTSOCK, "recv on a pipe");
 		CHECK_EQ(c.flags, 0, "no buffer");
-		CHECK_EQ(head_of(2), 0, "ring untouched");
+		CHECK_HEAD(2, 0, "ring untouched");
 		CHECK_EQ(io_uring_free_buf_ring(&ring, br, 4, 2), 0, "free");
 		close(p[0]);
 		close(p[1]);
@@ -131,6 +141,11 @@ static void multishot(void)
 	op_submit(&ring, 1);
 	for (int i = 0; i < 4; i++) {
 		c = op_wait(&ring);
+		if (i == 0 && c.res == -EINVAL &&
+		    tu_lacks_before(6, 16, "multishot RECV caps (len, optlen)")) {
+			CHECK_EQ(read(sv[0], rest, sizeof(rest)), 44, "drain");
+			goto unregister;
+		}
 		CHECK_EQ(c.user_data, 5, "ud");
 		CHECK_EQ(c.res, 10, "capped receive");
 		CHECK_EQ(c.flags, IORING_CQE_F_BUFFER | IORING_CQE_F_MORE |
@@ -143,7 +158,7 @@ static void multishot(void)
 	CHECK_EQ(c.res, -ENOBUFS, "ring dry");
 	CHECK_EQ(c.flags, 0, "ENOBUFS ends it");
 	CHECK_EQ(read(sv[0], rest, sizeof(rest)), 4, "the rest stayed");
-	CHECK_EQ(head_of(3), 4, "four buffers used");
+	CHECK_HEAD(3, 4, "four buffers used");
 
 	/* optlen: at most 12 bytes in all (each receive may overshoot) */
 	for (int i = 0; i < 4; i++)
@@ -165,6 +180,7 @@ static void multishot(void)
 		 1 << IORING_CQE_BUFFER_SHIFT, "limit reached: no F_MORE");
 	CHECK_EQ(read(sv[0], rest, sizeof(rest)), 4, "rest after the limit");
 
+unregister:
 	/* unregistered under an armed one: the next data ends it */
 	recv_sqe(sv[0], 0, 3, IORING_RECV_MULTISHOT, 7);
 	op_submit(&ring, 1);
@@ -203,7 +219,7 @@ static void bundles(void)
 	CHECK_EQ(c.res, 32, "bundle");
 	CHECK_EQ(c.flags & ~IORING_CQE_F_SOCK_NONEMPTY, IORING_CQE_F_BUFFER,
 		 "first buffer named");
-	CHECK_EQ(head_of(4), 2, "two buffers consumed");
+	CHECK_HEAD(4, 2, "two buffers consumed");
 	CHECK(!memcmp(mem[0], "0123456789abcdef", 16) &&
 	      !memcmp(mem[1], "ghijklmnopqrstuv", 16), "bundle data in order");
 	CHECK_EQ(read(sv[0], rest, sizeof(rest)), 12, "rest");
@@ -231,7 +247,7 @@ static void bundles(void)
 		CHECK_EQ(c.res, 5 * BL, "send bundle of the 5 left");
 		CHECK_EQ(c.flags, IORING_CQE_F_BUFFER |
 			 3 << IORING_CQE_BUFFER_SHIFT, "from buffer 3");
-		CHECK_EQ(head_of(4), 8, "all consumed");
+		CHECK_HEAD(4, 8, "all consumed");
 		CHECK_EQ(read(sv[1], rest, sizeof(rest)), 5 * BL, "peer");
 
 		sqe = op_sqe(&ring);
@@ -258,6 +274,13 @@ int main(int argc, char **argv)
 	tu_set_name(argv[0]);
 	op_ring(&ring, 16, 0);
 	op_need(&ring, IORING_OP_RECV, "IORING_OP_RECV");
+	{
+		uint16_t h;
+
+		if (io_uring_buf_ring_head(&ring, 0xffff, &h) == -EINVAL &&
+		    tu_lacks_before(6, 8, "IORING_REGISTER_PBUF_STATUS"))
+			have_status = 0;
+	}
 	one_shot();
 	multishot();
 	bundles();

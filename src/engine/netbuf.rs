@@ -36,8 +36,8 @@ pub(crate) struct BufState {
     /// How many buffers a peek may map (the kernel's iovec array, grown
     /// by bundles and kept for the request's life).
     slots: usize,
-    /// Multishot RECV: the cap on each receive (the SQE's len) and what
-    /// is left of the total (optlen), if one was given.
+    /// Multishot: the cap on each receive after the first (RECV's len; 0
+    /// for RECVMSG) and what is left of RECV's total (optlen), if given.
     mshot_len: u32,
     total: Option<u32>,
     /// Multishot RECVMSG: room at the start of each buffer for the
@@ -75,6 +75,8 @@ fn recv_prep(ctx: &Ctx, r: &mut Req) -> Result<(), i32> {
         let d = net::data(r);
         let len = d.msg.as_ref().and_then(|m| m.iov.first()).map_or(0, |v| v.iov_len as u32);
         if multishot {
+            // Each receive is capped by the iovec's length, as RECV's by len.
+            d.buf.mshot_len = len;
             let controllen = word(40);
             if namelen < 0 || (OUT_HDR as u64 + namelen as u64).checked_add(controllen).is_none_or(|t| t > i32::MAX as u64) {
                 return Err(-libc::EOVERFLOW);
@@ -210,23 +212,27 @@ fn recv_many(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
     let multishot = r.sqe.ioprio & IORING_RECV_MULTISHOT != 0;
     let bundle = r.sqe.ioprio & IORING_RECVSEND_BUNDLE != 0;
     let recvmsg = r.sqe.opcode == IORING_OP_RECVMSG;
-    let cap = if multishot { net::data(r).buf.mshot_len } else { r.sqe.len };
+    // What caps the next receive: RECV's len (every time, multishot or
+    // not); RECVMSG's iovec length for its first receive only, as in the
+    // kernel, which resets it to the (zero) multishot cap afterwards.
+    let mshot_len = net::data(r).buf.mshot_len;
     // A bundle going on into the CQE of its first part: (bytes, flags).
     let mut acc: Option<(i32, u32)> = None;
     let mut loops = 0;
     loop {
         let mut g = kbuf::lock(ctx);
+        let len = r.sqe.len;
         let d = net::data(r);
         let sel = if bundle {
             let max = match acc {
                 Some(_) => d.buf.inq.max(0) as u32,
-                None if cap != 0 => cap,
+                None if len != 0 => len,
                 None if d.buf.inq > 1 => d.buf.inq as u32,
                 None => 0,
             };
             g.peek(bgid, max, false, true, &mut d.buf.slots)
         } else {
-            match g.select(bgid, cap, false) {
+            match g.select(bgid, len, false) {
                 Some(p) => Ok(Bundle {
                     iov: alloc::vec![libc::iovec { iov_base: p.addr as *mut libc::c_void, iov_len: p.len as usize }],
                     bid: p.bid,
@@ -292,21 +298,26 @@ fn recv_many(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
                 return Issued::Done(res, f);
             }
             // All mapped room filled and more waiting: go on once into
-            // this CQE (not when each receive is capped, nor after a
-            // buffer was cut).
-            if acc.is_none() && cap == 0 && !b.partial && d.buf.inq > 1 && ret as usize == mapped {
+            // this CQE (not when a multishot receive reached its cap, nor
+            // after a buffer was cut).
+            let capped = mshot_len != 0 && res as u32 >= mshot_len;
+            let inq = d.buf.inq;
+            if acc.is_none() && !capped && !b.partial && inq > 1 && ret as usize == mapped {
+                r.sqe.len = inq as u32;
                 acc = Some((res, f & !CQE_F_MASK));
                 continue;
             }
         }
         acc = None;
+        let inq_known = d.buf.inq >= 0;
+        r.sqe.len = mshot_len;
         if finished || !ctx.try_post_more(Cqe::new(ud, res, f | IORING_CQE_F_MORE), mode) {
             return Issued::Done(res, f);
         }
         loops += 1;
         // On at once only while the socket says it has more (or cannot
         // tell); otherwise wait until it is readable, as the kernel does.
-        if loops >= MULTISHOT_MAX_RETRY || (f & IORING_CQE_F_SOCK_NONEMPTY == 0 && d.buf.inq >= 0) {
+        if loops >= MULTISHOT_MAX_RETRY || (f & IORING_CQE_F_SOCK_NONEMPTY == 0 && inq_known) {
             return Issued::Again;
         }
     }

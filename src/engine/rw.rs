@@ -216,19 +216,25 @@ fn issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
     if !r.sqe.has(IOSQE_BUFFER_SELECT) {
         return issue_rw(r, mode);
     }
-    // The group lock stays held until the attempt is settled: a ring
-    // buffer is consumed only if the read used it.
-    let mut g = kbuf::lock(ctx);
+    // A ring buffer not consumed at selection keeps the group lock held
+    // until the attempt is settled: it is consumed only if the read used
+    // it. A buffer taken for good needs no lock meanwhile (a blocking read
+    // must not hold up the ring's other selections).
+    let mut g = Some(kbuf::lock(ctx));
     if data(r).sel.is_none() {
         let commit = mode == Mode::Worker || !kbuf::pollable(r.file);
-        let Some(p) = g.select(r.sqe.buf_index, r.sqe.len, commit) else {
+        let Some(p) = g.as_mut().and_then(|g| g.select(r.sqe.buf_index, r.sqe.len, commit)) else {
             return Issued::Done(-libc::ENOBUFS, 0);
         };
         r.sqe.addr = p.addr;
         r.sqe.len = p.len;
         data(r).sel = Some(p);
     }
+    if data(r).sel.is_some_and(|p| p.hold != Hold::Peeked) {
+        g = None;
+    }
     let out = issue_rw(r, mode);
+    let mut g = g.unwrap_or_else(|| kbuf::lock(ctx));
     let d = data(r);
     let Some(p) = d.sel else { return out };
     match out {
