@@ -197,10 +197,17 @@ static void rings(void)
 	uint16_t h;
 
 	CHECK(pipe(p) == 0, "pipe");
-	/* a failed read on a pollable file does not consume */
+	/* a failed read on a pollable file does not consume (since 6.12; 6.1
+	 * names the buffer, and its next read takes the one after) */
 	prep_select_read(p[1], 0, 7, 1);
 	c = op_wait((op_submit(&ring, 1), &ring));
 	CHECK_EQ(c.res, -EBADF, "ring read from the write end");
+	if (!tu_on_engine() && !tu_kernel_at_least(6, 12)) {
+		close(p[0]);
+		close(p[1]);
+		CHECK_EQ(io_uring_free_buf_ring(&ring, br, 4, 7), 0, "free 7");
+		return;
+	}
 	CHECK_EQ(c.flags, 0, "ring buffer not named");
 	CHECK_HEAD(7, 0, "ring head unmoved");
 	/* a waiting read consumes one buffer */
