@@ -66,6 +66,17 @@ static int tcp_client(const struct sockaddr_in *sa)
 	return fd;
 }
 
+/* Whether accepted socket `a` is the other end of client `c`. */
+static int same_conn(int c, int a)
+{
+	struct sockaddr_in x, y;
+	socklen_t lx = sizeof(x), ly = sizeof(y);
+
+	return !getsockname(c, (struct sockaddr *)&x, &lx) &&
+	       !getpeername(a, (struct sockaddr *)&y, &ly) &&
+	       x.sin_port == y.sin_port;
+}
+
 /* Waits until `fd` is readable (the data has crossed loopback). */
 static void wait_readable(int fd)
 {
@@ -169,6 +180,14 @@ static void stream_cases(void)
 		c = run();
 		if (since(c.res == -EAGAIN, 6, 10, "IORING_ACCEPT_DONTWAIT"))
 			CHECK_EQ(c.res, -EAGAIN, "accept DONTWAIT on an empty queue");
+		/* keep the accepted end of `cl`, whichever came first */
+		if (!same_conn(cl, a1)) {
+			int t = a1;
+
+			a1 = a2;
+			a2 = t;
+		}
+		CHECK(same_conn(cl, a1), "neither accepted socket is cl's peer");
 		close(c2);
 		close(a2);
 		sv = a1;
@@ -230,8 +249,10 @@ static void stream_cases(void)
 		if (c.user_data == 78)
 			CHECK_EQ(c.res, 0, "shutdown");
 		else
-			CHECK(c.user_data == 77 && c.res == 0,
-			      "recv at EOF: %d", c.res);
+			/* TCP counts a received FIN as something to read */
+			CHECK(c.user_data == 77 && c.res == 0 &&
+			      c.flags == IORING_CQE_F_SOCK_NONEMPTY,
+			      "recv at EOF: %d %#x", c.res, c.flags);
 	}
 	io_uring_prep_shutdown(op_sqe(&ring), cl, 7);
 	CHECK_EQ(run().res, -EINVAL, "shutdown with a bad how");

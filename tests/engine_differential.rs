@@ -4,8 +4,9 @@
 //! a temp dir (plain and fixed fds, fixed buffers), pipes, path operations,
 //! NOPs with injected results, links, hard links, link timeouts, drains,
 //! unix stream socketpairs and loopback TCP and UDP pairs (SEND, RECV,
-//! SENDMSG, RECVMSG, MSG_WAITALL, truncated datagrams,
-//! IORING_CQE_F_SOCK_NONEMPTY),
+//! SENDMSG, RECVMSG, MSG_WAITALL, truncated datagrams, SHUTDOWN and the
+//! end of stream, IORING_CQE_F_SOCK_NONEMPTY), CONNECT and ACCEPT on a
+//! loopback listener (accepted fds compared as "an fd"),
 //! skipped successes, timeouts, polls and cancels, some of them invalid.
 //! The program runs once on a kernel ring and once on an engine ring, in
 //! this one process (each ring picks its engine from LIBURING_RS_ENGINE at
@@ -95,6 +96,10 @@ const OP_SENDMSG: u8 = 9;
 const OP_RECVMSG: u8 = 10;
 const OP_SEND: u8 = 26;
 const OP_RECV: u8 = 27;
+const OP_ACCEPT: u8 = 13;
+const OP_CONNECT: u8 = 16;
+const OP_SHUTDOWN: u8 = 34;
+const ACCEPT_DONTWAIT: u16 = 1 << 1;
 
 const F_FIXED_FILE: u8 = 1 << 0;
 const F_DRAIN: u8 = 1 << 1;
@@ -111,6 +116,7 @@ const FSYNC_DATASYNC: u32 = 1;
 struct Sqe {
     opcode: u8,
     flags: u8,
+    ioprio: u16,
     fd: i32,
     off: u64,
     addr: u64,
@@ -129,6 +135,7 @@ impl Sqe {
             std::ptr::write_bytes(p, 0, 64);
             *p = self.opcode;
             *p.add(1) = self.flags;
+            (p.add(2) as *mut u16).write_unaligned(self.ioprio);
             (p.add(4) as *mut i32).write_unaligned(self.fd);
             (p.add(8) as *mut u64).write_unaligned(self.off);
             (p.add(16) as *mut u64).write_unaligned(self.addr);
@@ -238,10 +245,18 @@ impl Rng {
 
 const FILES: usize = 4;
 const PIPES: usize = 3;
-const SOCKS: usize = 4;
-/// Socket pairs 0 and 1 are unix streams, then one TCP and one UDP pair.
+const SOCKS: usize = 5;
+/// Socket pairs 0 and 1 are unix streams, then a TCP and a UDP pair, and a
+/// TCP pair whose ends get shut down.
 const TCP: usize = 2;
 const UDP: usize = 3;
+const TCP_SHUT: usize = 4;
+/// Fresh TCP sockets for CONNECT, one each.
+const CLIENTS: usize = 6;
+
+fn is_tcp(s: usize) -> bool {
+    s == TCP || s == TCP_SHUT
+}
 const NAMES: usize = 4;
 /// Fixed slots 0..FILES hold the files; OPEN_SLOTS are for openat/close.
 const OPEN_SLOTS: [u32; 3] = [5, 6, 7];
@@ -265,6 +280,10 @@ enum Arg {
     Epoll(usize),
     /// End e of socketpair i.
     Sock(usize, usize),
+    /// The run's TCP listener (address for CONNECT in `addr`).
+    Listener,
+    /// Fresh client socket i, connecting to the listener.
+    Client(usize),
 }
 
 /// Where an op's data lives: indexes into the run's buffers.
@@ -325,8 +344,17 @@ struct Gen {
     pipe_bytes: [usize; PIPES],
     /// Bytes waiting to be read at each end of each stream pair.
     sock_bytes: [[usize; 2]; SOCKS],
-    /// Bytes sent this submission on the TCP pair, per receiving end.
-    tcp_flight: [usize; 2],
+    /// Bytes sent this submission on the TCP pairs, per receiving end.
+    tcp_flight: [[usize; 2]; SOCKS],
+    /// TCP_SHUT: the end's peer shut its writing side (seen from the next
+    /// submission on), and this submission's shutdowns.
+    eof: [bool; 2],
+    eof_flight: [bool; 2],
+    /// Clients that connected; connections waiting for ACCEPT; connects
+    /// made this submission.
+    clients_used: usize,
+    queued: usize,
+    conn_flight: usize,
     /// Datagram sizes queued at each end of the UDP pair, and those sent
     /// this submission.
     udp_queue: [std::collections::VecDeque<usize>; 2],
@@ -575,15 +603,35 @@ impl Gen {
     /// datagram receive takes one datagram, truncated to its length.
     fn sock_ops(&mut self, s: usize, chain: &mut Vec<Op>) -> bool {
         let e = self.rng.below(2) as usize;
-        let (have, flight) = match s {
+        let (have, mut flight) = match s {
             UDP => (self.udp_queue[e].front().copied().unwrap_or(0), !self.udp_flight[e].is_empty()),
-            TCP => (self.sock_bytes[s][e], self.tcp_flight[e] > 0),
+            _ if is_tcp(s) => (self.sock_bytes[s][e], self.tcp_flight[s][e] > 0),
             _ => (self.sock_bytes[s][e], false),
         };
+        let shut = s == TCP_SHUT;
+        // This end's peer shut down: a receive past the data sees the end.
+        let eof = shut && self.eof[e];
+        flight |= shut && self.eof_flight[e];
+        // An end that shut its writing side sends nothing more (EPIPE
+        // would end the chain).
+        let can_send = !(shut && (self.eof[1 - e] || self.eof_flight[1 - e]));
+        if shut && can_send && self.rng.chance(15) {
+            let mut o = self.op(OP_SHUTDOWN, Arg::Sock(s, e), Data::None);
+            o.sqe.len = libc::SHUT_WR as u32;
+            self.eof_flight[1 - e] = true;
+            chain.push(o);
+            // The kernel runs SHUTDOWN in io-wq, and what follows it there
+            // blocking, without arming a link timeout: the chain ends.
+            return false;
+        }
         // With data on its way to this end, only a receive of less than
         // what is there already is deterministic (result and flags).
         let stream_ok = !flight || s == UDP || have > 1;
-        if self.rng.chance(45) || (have == 0 && flight) || !stream_ok {
+        let must_send = (have == 0 && flight && !eof) || !stream_ok;
+        if must_send && !can_send {
+            return false;
+        }
+        if must_send || (can_send && self.rng.chance(45)) {
             let n = 1 + self.rng.below(1500) as usize;
             let o = if self.rng.chance(50) {
                 let seed = self.rng.next();
@@ -596,7 +644,7 @@ impl Gen {
             };
             match s {
                 UDP => self.udp_flight[1 - e].push(n),
-                TCP => self.tcp_flight[1 - e] += n,
+                _ if is_tcp(s) => self.tcp_flight[s][1 - e] += n,
                 _ => self.sock_bytes[s][1 - e] += n,
             }
             chain.push(o);
@@ -629,10 +677,39 @@ impl Gen {
             self.sock_bytes[s][e] -= have.min(len);
         }
         chain.push(o);
-        if have == 0 {
+        if have == 0 && !eof {
             chain.push(self.link_timeout());
             return false;
         }
+        true
+    }
+
+    /// CONNECT of a fresh client to the listener, or ACCEPT of what
+    /// earlier submissions connected (IORING_ACCEPT_DONTWAIT on an empty
+    /// queue: -EAGAIN).
+    fn listener_ops(&mut self, chain: &mut Vec<Op>) -> bool {
+        // Once this submission connected, the queue's length depends on
+        // timing: no accepts then.
+        if self.conn_flight > 0 && self.clients_used == CLIENTS {
+            return false;
+        }
+        if self.clients_used < CLIENTS && (self.conn_flight > 0 || self.queued == 0 || self.rng.chance(40)) {
+            let c = self.clients_used;
+            self.clients_used += 1;
+            self.conn_flight += 1;
+            chain.push(self.op(OP_CONNECT, Arg::Client(c), Data::None));
+            return true;
+        }
+        let mut o = self.op(OP_ACCEPT, Arg::Listener, Data::None);
+        o.sqe.op_flags = libc::SOCK_CLOEXEC as u32;
+        if self.queued == 0 {
+            o.sqe.ioprio = ACCEPT_DONTWAIT;
+            chain.push(o);
+            // -EAGAIN ends the chain.
+            return false;
+        }
+        self.queued -= 1;
+        chain.push(o);
         true
     }
 
@@ -825,7 +902,7 @@ impl Gen {
         // after an async one blocking in its io-wq worker and never arms
         // their link timeout there (a read of an empty pipe then waits for
         // ever); the engine arms it.
-        let skip_ok = !ops.iter().any(|o| o.sqe.opcode == OP_LINK_TIMEOUT || matches!(o.arg, Arg::Sock(..)));
+        let skip_ok = !ops.iter().any(|o| o.sqe.opcode == OP_LINK_TIMEOUT || matches!(o.arg, Arg::Sock(..) | Arg::Listener | Arg::Client(_)));
         for (i, o) in ops.iter_mut().enumerate() {
             if i + 1 < n {
                 o.sqe.flags |= if self.rng.chance(25) { F_HARDLINK } else { F_LINK };
@@ -866,7 +943,12 @@ fn generate(seed: u64) -> Program {
         outs: 0,
         pipe_bytes: [0; PIPES],
         sock_bytes: [[0; 2]; SOCKS],
-        tcp_flight: [0; 2],
+        tcp_flight: [[0; 2]; SOCKS],
+        eof: [false; 2],
+        eof_flight: [false; 2],
+        clients_used: 0,
+        queued: 0,
+        conn_flight: 0,
         udp_queue: Default::default(),
         udp_flight: Default::default(),
         pipe_busy: [false; PIPES],
@@ -896,8 +978,12 @@ fn generate(seed: u64) -> Program {
     for b in 0..nbatches {
         g.batch_start = g.ud + 1;
         // Loopback sends of the last submission have arrived by now.
+        g.queued += std::mem::take(&mut g.conn_flight);
         for e in 0..2 {
-            g.sock_bytes[TCP][e] += std::mem::take(&mut g.tcp_flight[e]);
+            g.eof[e] |= std::mem::take(&mut g.eof_flight[e]);
+            for t in [TCP, TCP_SHUT] {
+                g.sock_bytes[t][e] += std::mem::take(&mut g.tcp_flight[t][e]);
+            }
             let f = std::mem::take(&mut g.udp_flight[e]);
             g.udp_queue[e].extend(f);
         }
@@ -908,6 +994,7 @@ fn generate(seed: u64) -> Program {
         let mut files_free: Vec<usize> = (0..FILES).filter(|f| !g.tainted.files.contains(f)).collect();
         g.pipes_free = (0..PIPES).filter(|p| !g.pipe_busy[*p] && !g.tainted.pipes.contains(p)).collect();
         let mut socks_free: Vec<usize> = (0..SOCKS).collect();
+        let mut listener_free = true;
         let mut names_free: Vec<usize> = (0..NAMES).filter(|n| !g.tainted.names.contains(n)).collect();
         g.epoll_used.clear();
         g.fixed_owner = [usize::MAX; 2];
@@ -920,7 +1007,11 @@ fn generate(seed: u64) -> Program {
             let mut used = Taint::default();
             g.chain_no += 1;
             g.fixed_touched.clear();
-            match g.rng.below(5) {
+            match g.rng.below(6) {
+                5 if listener_free => {
+                    listener_free = false;
+                    while ops.len() < len && g.listener_ops(&mut ops) {}
+                }
                 4 if !socks_free.is_empty() => {
                     let s = socks_free.swap_remove(g.rng.below(socks_free.len() as u64) as usize);
                     while ops.len() < len && g.sock_ops(s, &mut ops) {}
@@ -976,7 +1067,7 @@ fn generate(seed: u64) -> Program {
             // would do to a pipe happens, which the pipe model cannot
             // follow; such chains get none.
             let skip_seen = g.skip_seen || c.ops[0].sqe.flags & F_SKIP_SUCCESS != 0;
-            let piped = c.ops.iter().any(|o| matches!(o.arg, Arg::PipeR(_) | Arg::PipeW(_) | Arg::Sock(..)));
+            let piped = c.ops.iter().any(|o| matches!(o.arg, Arg::PipeR(_) | Arg::PipeW(_) | Arg::Sock(..) | Arg::Listener | Arg::Client(_)));
             g.skip_seen |= c.ops.iter().any(|o| o.sqe.flags & F_SKIP_SUCCESS != 0);
             if g.pending.is_empty() && !(skip_seen && piped) && g.rng.chance(10) {
                 c.ops[0].sqe.flags |= F_DRAIN;
@@ -1012,6 +1103,9 @@ struct Env {
     fds: Vec<i32>,
     pipes: Vec<[i32; 2]>,
     socks: Vec<[i32; 2]>,
+    listener: i32,
+    laddr: Box<libc::sockaddr_in>,
+    clients: Vec<i32>,
     epfd: i32,
     names: Vec<CString>,
     outs: Vec<Vec<u8>>,
@@ -1060,7 +1154,7 @@ fn open_env(prog: &Program, dir: &Path) -> Env {
         .collect();
     let socks = (0..SOCKS)
         .map(|i| match i {
-            TCP => tcp_pair(),
+            TCP | TCP_SHUT => tcp_pair(),
             UDP => udp_pair(),
             _ => {
                 let mut p = [0i32; 2];
@@ -1070,12 +1164,20 @@ fn open_env(prog: &Program, dir: &Path) -> Env {
             }
         })
         .collect();
+    let (listener, laddr) = loopback(libc::SOCK_STREAM);
+    // SAFETY: a socket made here.
+    assert_eq!(unsafe { libc::listen(listener, CLIENTS as i32) }, 0);
+    // SAFETY: plain socket creation.
+    let clients = (0..CLIENTS).map(|_| unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) }).collect();
     let names = (0..NAMES).map(|i| CString::new(dir.join(format!("n{i}")).to_str().unwrap()).unwrap()).collect();
     Env {
         dir: dir.to_path_buf(),
         fds,
         pipes,
         socks,
+        listener,
+        laddr: Box::new(laddr),
+        clients,
         // SAFETY: plain fd creation.
         epfd: unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) },
         names,
@@ -1150,6 +1252,12 @@ fn resolve(env: &mut Env, op: &Op) -> Sqe {
         Arg::PipeR(p) => s.fd = env.pipes[p][0],
         Arg::PipeW(p) => s.fd = env.pipes[p][1],
         Arg::Sock(i, e) => s.fd = env.socks[i][e],
+        Arg::Listener => s.fd = env.listener,
+        Arg::Client(c) => {
+            s.fd = env.clients[c];
+            s.addr = &*env.laddr as *const libc::sockaddr_in as u64;
+            s.off = std::mem::size_of::<libc::sockaddr_in>() as u64;
+        }
         Arg::Names(a, b) => {
             s.addr = env.names[a].as_ptr() as u64;
             if let Some(b) = b {
@@ -1352,7 +1460,12 @@ fn run(lib: &Lib, prog: &Program, engine: &str) -> Result<RunResult, String> {
     collect(lib, &mut ring, &mut cqes, &[], 30).ok();
     // SAFETY: the ring is live and done with.
     unsafe { (lib.queue_exit)(&mut ring) };
-    for fd in env.fds.iter().chain(env.pipes.iter().flatten()).chain(env.socks.iter().flatten()).chain([&env.epfd]) {
+    let ops: HashMap<u64, &Op> = prog.batches.iter().flatten().flat_map(|c| c.ops.iter()).map(|o| (o.sqe.user_data, o)).collect();
+    // Accepted connections.
+    let accepted = cqes.iter().filter(|c| c.1 >= 0 && ops.get(&c.0).is_some_and(|o| o.sqe.opcode == OP_ACCEPT)).map(|c| c.1);
+    let accepted: Vec<i32> = accepted.collect();
+    let sockets = env.socks.iter().flatten().chain(env.clients.iter()).chain([&env.listener]).chain(accepted.iter());
+    for fd in env.fds.iter().chain(env.pipes.iter().flatten()).chain(sockets).chain([&env.epfd]) {
         // SAFETY: fds this run opened.
         unsafe { libc::close(*fd) };
     }
@@ -1443,15 +1556,18 @@ fn check_order(prog: &Program, r: &RunResult, engine: &str) -> Result<(), String
 fn compare(prog: &Program, k: &RunResult, u: &RunResult) -> Result<(), String> {
     check_order(prog, k, "kernel")?;
     check_order(prog, u, "engine")?;
+    let ops: HashMap<u64, &Op> = prog.batches.iter().flatten().flat_map(|c| c.ops.iter()).map(|o| (o.sqe.user_data, o)).collect();
     let map = |r: &RunResult| {
         let mut m: BTreeMap<u64, Vec<(i32, u32)>> = BTreeMap::new();
         for &(ud, res, flags) in &r.cqes {
+            // An accepted fd's number is the run's own: compare "an fd".
+            let accept = ops.get(&ud).is_some_and(|o| o.sqe.opcode == OP_ACCEPT);
+            let res = if accept && res >= 0 { i32::MAX } else { res };
             m.entry(ud).or_default().push((res, flags));
         }
         m
     };
     let (km, um) = (map(k), map(u));
-    let ops: HashMap<u64, &Op> = prog.batches.iter().flatten().flat_map(|c| c.ops.iter()).map(|o| (o.sqe.user_data, o)).collect();
     for ud in km.keys().chain(um.keys()) {
         let (kv, uv) = (km.get(ud), um.get(ud));
         if kv != uv {
