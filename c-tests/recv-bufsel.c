@@ -15,8 +15,10 @@
  *    asked length ends the bundle rather than being cut), -ENOENT for a
  *    missing group, -ENOBUFS for an empty one;
  *  - SEND with buffer select: one buffer, or a bundle of them; -ENOENT for
- *    a missing group.
+ *    a missing group; a send cancelled while it waits for room names the
+ *    buffer it took.
  */
+#include <fcntl.h>
 #include <sys/socket.h>
 #include "op-util.h"
 
@@ -264,6 +266,38 @@ static void bundles(void)
 	recv_sqe(sv[0], 0, 4, IORING_RECVSEND_BUNDLE, 3);
 	CHECK_EQ(op_run1(&ring), -ENOBUFS, "bundle from an empty ring");
 	CHECK_EQ(io_uring_free_buf_ring(&ring, br, 8, 4), 0, "free");
+
+	/* a send waiting for room holds its buffer: cancelled, it names it */
+	br = mkring(8, 5);
+	{
+		char junk[4096] = { 0 };
+		struct io_uring_sqe *sqe;
+		int fl = fcntl(sv[0], F_GETFL);
+
+		fcntl(sv[0], F_SETFL, fl | O_NONBLOCK);
+		while (write(sv[0], junk, sizeof(junk)) > 0)
+			;
+		fcntl(sv[0], F_SETFL, fl);
+		sqe = op_sqe(&ring);
+		io_uring_prep_send(sqe, sv[0], NULL, 0, 0);
+		sqe->flags |= IOSQE_BUFFER_SELECT;
+		sqe->buf_group = 5;
+		sqe->user_data = 20;
+		op_submit(&ring, 1);
+		usleep(10000);
+		io_uring_prep_cancel64(op_sqe(&ring), 20, 0);
+		op_submit(&ring, 1);
+		for (int i = 0; i < 2; i++) {
+			c = op_wait(&ring);
+			if (c.user_data != 20)
+				continue;
+			CHECK_EQ(c.res, -ECANCELED, "cancelled send");
+			CHECK_EQ(c.flags, IORING_CQE_F_BUFFER,
+				 "the cancelled send names buffer 0");
+		}
+		CHECK_HEAD(5, 1, "its buffer is consumed");
+	}
+	CHECK_EQ(io_uring_free_buf_ring(&ring, br, 8, 5), 0, "free");
 	close(sv[0]);
 	close(sv[1]);
 }

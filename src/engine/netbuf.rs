@@ -52,6 +52,14 @@ impl BufState {
     }
 }
 
+impl BufState {
+    /// The buffer the request kept across a wait, if any (see
+    /// `kbuf::held`).
+    pub(crate) fn take_held(&mut self) -> Option<u16> {
+        self.pick.take().map(|p| p.bid).or_else(|| self.send.take().map(|b| b.bid))
+    }
+}
+
 fn selects(r: &Req) -> bool {
     r.sqe.has(IOSQE_BUFFER_SELECT)
 }

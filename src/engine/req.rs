@@ -355,6 +355,7 @@ pub(crate) fn complete(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode
     if let Some((n, f)) = super::net::unfinished(ctx, r, res, cflags, mode) {
         return complete(ctx, req, n, f, mode);
     }
+    let cflags = cflags | super::kbuf::held(r);
     let etime_ok = res == -libc::ETIME && r.flags & rf::ETIME_OK != 0;
     let failed = (res < 0 && !etime_ok && r.flags & rf::NOFAIL == 0) || r.flags & rf::FAIL != 0;
     let mut cqes = [Cqe::default(); 2];

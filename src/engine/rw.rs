@@ -41,6 +41,11 @@ pub(crate) struct RwData {
 // access from any thread, as the kernel's workers would.
 unsafe impl Send for RwData {}
 
+/// The buffer a request kept across a wait, if any (see `kbuf::held`).
+pub(crate) fn take_held(d: &mut RwData) -> Option<u16> {
+    d.sel.take().map(|p| p.bid)
+}
+
 fn read_op(opcode: u8) -> bool {
     matches!(opcode, crate::sys::IORING_OP_READ | IORING_OP_READV | IORING_OP_READ_FIXED | IORING_OP_READ_MULTISHOT)
 }
