@@ -226,6 +226,29 @@ static void stream_cases(void)
 	CHECK(c.user_data == 9 && c.res == 9 && !memcmp(b, "123123123", 9),
 	      "recv WAITALL: %d", c.res);
 
+	/* IORING_SEND_VECTORIZED: SEND of an iovec array (Linux 6.17) */
+	{
+		struct iovec v[2] = { { "vec", 3 }, { "tor", 3 } };
+
+		sqe = op_sqe(&ring);
+		io_uring_prep_send(sqe, cl, v, 2, 0);
+		sqe->ioprio = IORING_SEND_VECTORIZED;
+		c = run();
+		if (since(c.res == 6, 6, 17, "IORING_SEND_VECTORIZED")) {
+			CHECK_EQ(c.res, 6, "vectorized send");
+			io_uring_prep_recv(op_sqe(&ring), sv, b, 6, MSG_WAITALL);
+			CHECK(run().res == 6 && !memcmp(b, "vector", 6), "vectorized data");
+			sqe = op_sqe(&ring);
+			io_uring_prep_send(sqe, cl, v, 2000, 0);
+			sqe->ioprio = IORING_SEND_VECTORIZED;
+			CHECK_EQ(run().res, -EINVAL, "vectorized send of 2000 iovecs");
+			sqe = op_sqe(&ring);
+			io_uring_prep_recv(sqe, sv, b, 6, 0);
+			sqe->ioprio = IORING_SEND_VECTORIZED;
+			CHECK_EQ(run().res, -EINVAL, "recv with IORING_SEND_VECTORIZED");
+		}
+	}
+
 	/* send with POLL_FIRST still sends */
 	sqe = op_sqe(&ring);
 	io_uring_prep_send(sqe, cl, "pf", 2, 0);

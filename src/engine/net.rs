@@ -118,12 +118,7 @@ fn copy_msg(umsg: u64, send: bool) -> Result<Box<Msg>, i32> {
     if h.msg_iovlen as u64 > UIO_MAXIOV {
         return Err(-libc::EMSGSIZE);
     }
-    let n = h.msg_iovlen;
-    let mut iov: Box<[libc::iovec]> = (0..n).map(|_| libc::iovec { iov_base: core::ptr::null_mut(), iov_len: 0 }).collect();
-    os::copy_from_user(iov.as_mut_ptr() as *mut u8, h.msg_iov as u64, n * core::mem::size_of::<libc::iovec>())?;
-    if iov.iter().any(|v| (v.iov_len as isize) < 0) {
-        return Err(-libc::EINVAL);
-    }
+    let iov = copy_iov(h.msg_iov as u64, h.msg_iovlen)?;
     Ok(Box::new(Msg {
         umsg,
         name: if namelen != 0 { h.msg_name as u64 } else { 0 },
@@ -133,6 +128,17 @@ fn copy_msg(umsg: u64, send: bool) -> Result<Box<Msg>, i32> {
         iov,
         addr,
     }))
+}
+
+/// Copies `n` iovecs from caller memory (import_iovec's checks, less the
+/// count, which callers check with their own errno).
+fn copy_iov(uiov: u64, n: usize) -> Result<Box<[libc::iovec]>, i32> {
+    let mut iov: Box<[libc::iovec]> = (0..n).map(|_| libc::iovec { iov_base: core::ptr::null_mut(), iov_len: 0 }).collect();
+    os::copy_from_user(iov.as_mut_ptr() as *mut u8, uiov, n * core::mem::size_of::<libc::iovec>())?;
+    if iov.iter().any(|v| (v.iov_len as isize) < 0) {
+        return Err(-libc::EINVAL);
+    }
+    Ok(iov)
 }
 
 /// Drops the first `n` bytes from `iov`.
@@ -192,14 +198,22 @@ fn new_data(r: &Req, msg_flags: i32) -> Box<NetData> {
     })
 }
 
-/// The sendto address of SEND and SEND_ZC: `addr_len` is the low half of
-/// the file_index word, whose high half must be zero.
+/// The sendto address of SEND and SEND_ZC (`addr_len` is the low half of
+/// the file_index word, whose high half must be zero), and with
+/// IORING_SEND_VECTORIZED (Linux 6.17) the iovec array at addr, `len` long.
 fn send_setup(r: &Req, d: &mut NetData) -> Result<(), i32> {
     if r.sqe.file_index >> 16 != 0 {
         return Err(-libc::EINVAL);
     }
     if r.sqe.off != 0 {
         d.addr = Some(copy_addr(r.sqe.off, (r.sqe.file_index & 0xffff) as i64)?);
+    }
+    if d.flags & IORING_SEND_VECTORIZED != 0 && !r.sqe.has(IOSQE_BUFFER_SELECT) {
+        if r.sqe.len as u64 > UIO_MAXIOV {
+            return Err(-libc::EINVAL);
+        }
+        let iov = copy_iov(r.sqe.addr, r.sqe.len as usize)?;
+        d.msg = Some(Box::new(Msg { umsg: 0, name: 0, namelen: 0, control: 0, controllen: 0, iov, addr: d.addr.take() }));
     }
     Ok(())
 }
@@ -210,7 +224,7 @@ fn send_prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
         return Err(-libc::EINVAL);
     }
     let flags = r.sqe.ioprio;
-    if flags & !(IORING_RECVSEND_POLL_FIRST | IORING_RECVSEND_BUNDLE) != 0 {
+    if flags & !(IORING_RECVSEND_POLL_FIRST | IORING_RECVSEND_BUNDLE | IORING_SEND_VECTORIZED) != 0 {
         return Err(-libc::EINVAL);
     }
     if flags & IORING_RECVSEND_BUNDLE != 0 && (op == IORING_OP_SENDMSG || !r.sqe.has(IOSQE_BUFFER_SELECT)) {
@@ -267,7 +281,7 @@ fn zc_prep(ctx: &Ctx, r: &mut Req) -> Result<(), i32> {
 }
 
 fn zc_check(_: &Ctx, r: &Req, d: &mut NetData) -> Result<(), i32> {
-    let valid = IORING_RECVSEND_POLL_FIRST | IORING_RECVSEND_FIXED_BUF;
+    let valid = IORING_RECVSEND_POLL_FIRST | IORING_RECVSEND_FIXED_BUF | IORING_SEND_VECTORIZED;
     if d.flags & !valid != 0 {
         if d.flags & !(valid | IORING_SEND_ZC_REPORT_USAGE) != 0 {
             return Err(-libc::EINVAL);
@@ -280,6 +294,10 @@ fn zc_check(_: &Ctx, r: &Req, d: &mut NetData) -> Result<(), i32> {
         }
         d.msg = Some(copy_msg(r.sqe.addr, true)?);
         return Ok(());
+    }
+    // Vectors of registered buffers are refused on Linux 6.18.
+    if d.flags & IORING_SEND_VECTORIZED != 0 && d.flags & IORING_RECVSEND_FIXED_BUF != 0 {
+        return Err(-libc::EINVAL);
     }
     send_setup(r, d)
 }
