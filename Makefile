@@ -54,7 +54,7 @@ MANPAGES := $(wildcard man/man[1-9]/*.[1-9])
 LINK_SO = $(CC) -shared -Wl,--whole-archive $(RUSTLIB) -Wl,--no-whole-archive \
 	-Wl,--gc-sections -Wl,-z,defs -Wl,-z,now -Wl,-O1
 
-.PHONY: all lib bin examples demo test test-kernels fuzz bench bench-quick install uninstall install-man uninstall-man clean FORCE
+.PHONY: all lib bin examples demo test test-kernels fuzz load bench bench-quick install uninstall install-man uninstall-man clean FORCE
 
 all: lib bin examples
 
@@ -169,6 +169,16 @@ N ?= 1000
 SEED ?= 1
 fuzz: lib
 	FUZZ_N=$(N) FUZZ_SEED=$(SEED) cargo test --release --test engine_differential -- --nocapture
+
+# Load test of provided buffers on the userspace engine (make test runs a
+# short version): a multishot-recv echo server, 1000 loopback connections,
+# 1 GiB echoed and verified; prints the time, peak RSS and threads.
+LOAD_CONNS ?= 1000
+LOAD_MIB ?= 1024
+load: lib
+	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Iinclude -o $(B)/kbuf-echo-load c-tests/kbuf-echo-load.c \
+		-L$(B)/lib -luring -Wl,-rpath,$(abspath $(B))/lib -lpthread
+	LIBURING_RS_ENGINE=user LIBURING_RS_LOAD_CONNS=$(LOAD_CONNS) LIBURING_RS_LOAD_MIB=$(LOAD_MIB) $(B)/kbuf-echo-load
 
 # Benchmarks against Debian's liburing (not part of `make test`).
 bench: lib

@@ -22,10 +22,10 @@ DIR=${BENCH_DIR:-/tmp}
 QUICK=${BENCH_QUICK:-0}
 if [ "$QUICK" = 1 ]; then
 	RUNS=${BENCH_RUNS:-3}; NOP_SECS=0.25; COPY_MB=${BENCH_COPY_MB:-256}
-	RR_SECS=0.5; INIT_SECS=0.3; CG_OPS=64000
+	RR_SECS=0.5; INIT_SECS=0.3; CG_OPS=64000; ECHO_SECS=0.5
 else
 	RUNS=${BENCH_RUNS:-7}; NOP_SECS=1; COPY_MB=${BENCH_COPY_MB:-1024}
-	RR_SECS=2; INIT_SECS=1; CG_OPS=192000
+	RR_SECS=2; INIT_SECS=1; CG_OPS=192000; ECHO_SECS=1
 fi
 DEPTHS="1 2 4 8 16 32 128"
 ENG_DEPTHS="1 32"
@@ -66,6 +66,9 @@ done
 gcc $CFLAGS_B -I"$REPO/include" "$REPO/benches/idle.c" -o "$B/ours/idle" \
     "$REPO/build/lib/liburing.so" -Wl,-rpath,"$REPO/build/lib"
 gcc $CFLAGS_B "$REPO/benches/aio-randread.c" -o "$B/aio-randread"
+# The loopback echo (io_uring server on either engine, or an epoll loop).
+gcc $CFLAGS_B -I"$REPO/include" "$REPO/benches/echo.c" -o "$B/ours/echo" \
+    "$REPO/build/lib/liburing.so" -Wl,-rpath,"$REPO/build/lib" -lpthread
 # Make sure each build loads the library it is meant to.
 ldd "$B/ours/nop" | grep -q "$REPO/build/lib/liburing.so.2" ||
 	{ say "ours/nop does not load build/lib/liburing.so.2"; exit 1; }
@@ -160,6 +163,12 @@ while [ "$i" -le "$RUNS" ]; do
 		rec $impl rrbuf_iops "$(echo "$l" | field iops)"
 		l=$(LIBURING_RS_ENGINE=$eng "$B/ours/copy" "$SRC" /dev/null)
 		rec $impl ecopy_wall "$(echo "$l" | field wall)"
+		LIBURING_RS_ENGINE=$eng BENCH_SECS=$ECHO_SECS "$B/ours/echo" uring 1 64 | while read -r l; do
+			rec $impl "echo_c$(echo "$l" | field conns)" "$(echo "$l" | field rt_per_sec)"
+		done
+	done
+	BENCH_SECS=$ECHO_SECS "$B/ours/echo" epoll 1 64 | while read -r l; do
+		rec epoll "echo_c$(echo "$l" | field conns)" "$(echo "$l" | field rt_per_sec)"
 	done
 	l=$(BENCH_SECS=$RR_SECS "$B/aio-randread" "$SRC" 32)
 	rec aio rrbuf_iops "$(echo "$l" | field iops)"
@@ -318,6 +327,17 @@ erow enop_d1 "NOP Mops/s, depth 1" 3 1.0 higher
 erow enop_d32 "NOP Mops/s, depth 32" 3 5.0 higher
 erow rrbuf_iops "randread 4 KiB QD32 (buffered, cached), IOPS" 0 0.7 higher 2.0
 erow ecopy_wall "copy ${COPY_MB} MiB -> /dev/null, wall s" 4 1.5 lower
+# The echo rows: the third column is the plain epoll loop, not AIO.
+echorow() { # metric label
+	e=$(stats engine "$1" | cut -d' ' -f1); k=$(stats ours "$1" | cut -d' ' -f1); p=$(stats epoll "$1" | cut -d' ' -f1)
+	[ -n "$e" ] && [ -n "$k" ] && [ -n "$p" ] || return 0
+	awk -v e="$e" -v k="$k" -v p="$p" -v l="$2" 'BEGIN{
+		r = e / k; rp = e / p;
+		printf "| %s | %.0f | %.0f | epoll loop: %.0f | %.2f | >= 0.7x kernel: %s; >= 1.0x epoll (%.2fx): %s |\n", l, e, k, p, r,
+			r >= 0.7 ? "met" : "NOT met", rp, rp >= 1.0 ? "met" : "NOT met" }'
+}
+echorow echo_c1 "loopback TCP echo, 1 connection, round trips/s"
+echorow echo_c64 "loopback TCP echo, 64 connections, round trips/s"
 it=$(stats engine idle_threads | cut -d' ' -f1); ir=$(stats engine idle_running | cut -d' ' -f1); ic=$(stats engine idle_cpu_ms | cut -d' ' -f1)
 [ -z "$it" ] || echo "| idle engine ring (after ${IDLE_SECS:-4} s idle, over 1 s) | $it threads, $ir running, $ic ms CPU | - | - | - | no running thread: $( [ "$ir" = 0 ] && echo met || echo 'NOT met') |"
 echo

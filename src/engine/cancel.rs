@@ -116,12 +116,20 @@ fn detach(req: ReqPtr, was_queued: bool) {
     }
 }
 
+/// How often a cancel looks again for a request its owner is busy with
+/// (bounded: the owner may be the cancelling thread itself).
+const BUSY_ROUNDS: u32 = 20000;
+
 /// Cancels the requests `pick` selects among the findable ones; returns
 /// (cancelled, found running).
 fn cancel_where(ctx: &Ctx, mut pick: impl FnMut(&req::Req) -> bool, all: bool, mode: Mode) -> (u32, u32) {
     let mut won: Vec<(ReqPtr, bool)> = Vec::new();
     let mut running = 0;
-    {
+    for round in 0.. {
+        // Listed but owned by a thread that is between two attempts (a
+        // multishot posting, a retry after readiness): it is about to wait
+        // again, where this finds it, as the kernel always finds it.
+        let mut busy = 0;
         let inner = ctx.inner.lock();
         for q in inner.armed.iter() {
             // SAFETY: listed requests are alive while the lock is held;
@@ -132,15 +140,26 @@ fn cancel_where(ctx: &Ctx, mut pick: impl FnMut(&req::Req) -> bool, all: bool, m
             let queued = q.state().load(Ordering::Acquire) == st::QUEUED;
             if take(q) {
                 won.push((q, queued));
-            } else if q.state().load(Ordering::Acquire) == st::RUNNING {
-                running += 1;
             } else {
-                continue;
+                match q.state().load(Ordering::Acquire) {
+                    st::RUNNING => running += 1,
+                    st::IDLE => {
+                        busy += 1;
+                        continue;
+                    }
+                    _ => continue,
+                }
             }
             if !all {
                 break;
             }
         }
+        drop(inner);
+        if busy == 0 || running != 0 || (!all && !won.is_empty()) || round == BUSY_ROUNDS {
+            break;
+        }
+        // SAFETY: plain yield.
+        unsafe { libc::sched_yield() };
     }
     let n = won.len() as u32;
     for (q, queued) in won {

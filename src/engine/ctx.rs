@@ -143,6 +143,8 @@ pub(crate) struct Ctx {
     pub dying: AtomicBool,
     /// Registered files and buffers.
     pub rsrc: Mutex<Rsrc>,
+    /// Provided-buffer groups.
+    pub kbuf: Mutex<super::kbuf::Groups>,
     /// Wake eventfds of threads waiting with a signal mask.
     pub sig_waiters: Mutex<alloc::vec::Vec<i32>>,
     pub nr_sig_waiters: AtomicU32,
@@ -397,6 +399,25 @@ impl Ctx {
             self.notify();
         }
         self.run_fired(mode);
+    }
+
+    /// Posts one CQE only if it goes straight into the CQ (nothing held
+    /// back, room left); false otherwise. The kernel ends a multishot
+    /// request rather than overflow one of its CQEs.
+    pub(crate) fn try_post(&self, c: &Cqe, mode: Mode) -> bool {
+        let n = {
+            let mut inner = self.inner.lock();
+            if !inner.overflow.is_empty() || !self.has_room(&inner) {
+                return false;
+            }
+            self.fill(&mut inner, c);
+            self.commit(&mut inner, mode)
+        };
+        if n != 0 {
+            self.notify();
+        }
+        self.run_fired(mode);
+        true
     }
 
     /// Signals the ring fd and wakes waiters after new CQEs became visible.

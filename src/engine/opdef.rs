@@ -102,6 +102,22 @@ static TABLE: [Option<OpDef>; N] = {
     t[IORING_OP_TIMEOUT as usize] = Some(super::timeout::TIMEOUT);
     t[IORING_OP_TIMEOUT_REMOVE as usize] = Some(super::timeout::TIMEOUT_REMOVE);
     t[IORING_OP_LINK_TIMEOUT as usize] = Some(super::timeout::LINK_TIMEOUT);
+    t[IORING_OP_PROVIDE_BUFFERS as usize] = Some(super::kbuf::PROVIDE_BUFFERS);
+    t[IORING_OP_REMOVE_BUFFERS as usize] = Some(super::kbuf::REMOVE_BUFFERS);
+    t[IORING_OP_READ_MULTISHOT as usize] = Some(super::rw::READ_MULTISHOT);
+    t[IORING_OP_SEND as usize] = Some(super::netbuf::SEND);
+    t[IORING_OP_SENDMSG as usize] = Some(super::net::SEND);
+    t[IORING_OP_RECV as usize] = Some(super::netbuf::RECV);
+    t[IORING_OP_RECVMSG as usize] = Some(super::netbuf::RECV);
+    t[IORING_OP_SEND_ZC as usize] = Some(super::net::SEND_ZC);
+    t[IORING_OP_SENDMSG_ZC as usize] = Some(super::net::SEND_ZC);
+    t[IORING_OP_SOCKET as usize] = Some(super::sock::SOCKET);
+    t[IORING_OP_BIND as usize] = Some(super::sock::BIND);
+    t[IORING_OP_LISTEN as usize] = Some(super::sock::LISTEN);
+    t[IORING_OP_CONNECT as usize] = Some(super::sock::CONNECT);
+    t[IORING_OP_SHUTDOWN as usize] = Some(super::sock::SHUTDOWN);
+    t[IORING_OP_ACCEPT as usize] = Some(super::sock::ACCEPT);
+    t[IORING_OP_URING_CMD as usize] = Some(super::sock::URING_CMD);
     t
 };
 

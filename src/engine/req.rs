@@ -148,6 +148,8 @@ pub(crate) enum OpData {
     PollUpdate(super::poll::PollUpdate),
     Timeout(timeout::TimeoutData),
     TimeoutRemove(timeout::TimeoutRemove),
+    Net(alloc::boxed::Box<super::net::NetData>),
+    Sock(alloc::boxed::Box<super::sock::SockData>),
 }
 
 pub(crate) struct Req {
@@ -294,6 +296,17 @@ impl Ctx {
         }
     }
 
+    /// `post_more` for a multishot CQE that must not overflow: false if
+    /// the CQ had no room, and the request is to end with it instead.
+    /// Task work on a DEFER_TASKRUN ring is posted later: queued, true.
+    pub(crate) fn try_post_more(&self, c: Cqe, mode: Mode) -> bool {
+        if mode.is_async() && self.defer_taskrun() {
+            self.queue_task_work(TaskWork::Cqe(c));
+            return true;
+        }
+        self.try_post(&c, mode)
+    }
+
     /// Puts `req` on the armed list in state `state` (QUEUED or ARMED).
     pub(crate) fn list(&self, req: ReqPtr, state: u32) {
         self.list_locked(&mut self.inner.lock(), req, state);
@@ -359,6 +372,10 @@ fn complete_step(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode) -> O
     ctx.unlist(req);
     // SAFETY: the caller owns the request.
     let r = unsafe { req.get() };
+    if let Some((n, f)) = super::net::unfinished(ctx, r, res, cflags, mode) {
+        return complete(ctx, req, n, f, mode);
+    }
+    let cflags = cflags | super::kbuf::held(r);
     let etime_ok = res == -libc::ETIME && r.flags & rf::ETIME_OK != 0;
     let failed = (res < 0 && !etime_ok && r.flags & rf::NOFAIL == 0) || r.flags & rf::FAIL != 0;
     let mut cqes = [Cqe::default(); 2];

@@ -5,15 +5,21 @@
 //! would block waits for readiness on the reactor (pollable files) or runs
 //! blocking on a worker (regular files). A short non-blocking transfer on a
 //! regular file carries on in a worker for the rest, as in the kernel.
+//!
+//! With IOSQE_BUFFER_SELECT the buffer comes from a provided-buffer group
+//! (see `kbuf`); READ_MULTISHOT reads a pollable file into one provided
+//! buffer after another, a CQE with IORING_CQE_F_MORE for each.
 
 use alloc::boxed::Box;
 
-use super::ctx::Ctx;
+use super::ctx::{Cqe, Ctx};
+use super::kbuf::{self, Hold, Pick};
 use super::opdef::{OpDef, BASE};
 use super::req::{rf, Issued, Mode, OpData, Req, ReqPtr};
 use super::os;
 use crate::sys::{
-    IORING_OP_READV, IORING_OP_READ_FIXED, IORING_OP_WRITEV, IORING_OP_WRITE_FIXED, IORING_SETUP_IOPOLL, IOSQE_BUFFER_SELECT,
+    IORING_CQE_F_MORE, IORING_OP_READV, IORING_OP_READ_FIXED, IORING_OP_READ_MULTISHOT, IORING_OP_WRITEV, IORING_OP_WRITE_FIXED,
+    IORING_SETUP_IOPOLL, IOSQE_BUFFER_SELECT,
 };
 
 /// Kernel limit on iovecs per request.
@@ -27,18 +33,31 @@ pub(crate) struct RwData {
     done: usize,
     /// The file turned out to be a stream: offsets do not apply.
     stream: bool,
+    /// The provided buffer the request reads into (IOSQE_BUFFER_SELECT).
+    sel: Option<Pick>,
 }
 
 // SAFETY: the iovecs describe caller memory the request is allowed to
 // access from any thread, as the kernel's workers would.
 unsafe impl Send for RwData {}
 
+/// The buffer a request kept across a wait, if any (see `kbuf::held`).
+pub(crate) fn take_held(d: &mut RwData) -> Option<u16> {
+    d.sel.take().map(|p| p.bid)
+}
+
 fn read_op(opcode: u8) -> bool {
-    matches!(opcode, crate::sys::IORING_OP_READ | IORING_OP_READV | IORING_OP_READ_FIXED)
+    matches!(opcode, crate::sys::IORING_OP_READ | IORING_OP_READV | IORING_OP_READ_FIXED | IORING_OP_READ_MULTISHOT)
 }
 
 fn vectored(opcode: u8) -> bool {
     matches!(opcode, IORING_OP_READV | IORING_OP_WRITEV)
+}
+
+/// Whether the request's memory is an iovec array: a READV with buffer
+/// select reads into one provided buffer instead.
+fn vec_io(r: &Req) -> bool {
+    vectored(r.sqe.opcode) && !r.sqe.has(IOSQE_BUFFER_SELECT)
 }
 
 fn fixed(opcode: u8) -> bool {
@@ -73,16 +92,25 @@ fn prep(ctx: &Ctx, r: &mut Req) -> Result<(), i32> {
             return Err(-libc::EFAULT);
         }
     }
-    if vectored(op) && r.sqe.flags & IOSQE_BUFFER_SELECT == 0 && r.sqe.len > UIO_MAXIOV {
+    if vec_io(r) && r.sqe.len > UIO_MAXIOV {
         return Err(-libc::EINVAL);
     }
-    r.io = OpData::Rw(RwData { iov: None, done: 0, stream: false });
+    if vectored(op) && r.sqe.has(IOSQE_BUFFER_SELECT) {
+        // One iovec, whose length is how much to read into the buffer.
+        if r.sqe.len != 1 {
+            return Err(-libc::EINVAL);
+        }
+        let mut iov = libc::iovec { iov_base: core::ptr::null_mut(), iov_len: 0 };
+        os::copy_from_user(&mut iov as *mut libc::iovec as *mut u8, r.sqe.addr, core::mem::size_of::<libc::iovec>())?;
+        r.sqe.len = iov.iov_len as u32;
+    }
+    r.io = OpData::Rw(RwData { iov: None, done: 0, stream: false, sel: None });
     Ok(())
 }
 
 /// Copies a vectored request's iovecs out of caller memory.
 fn stabilize(r: &mut Req) -> Result<(), i32> {
-    if !vectored(r.sqe.opcode) || r.sqe.flags & IOSQE_BUFFER_SELECT != 0 || data(r).iov.is_some() {
+    if !vec_io(r) || data(r).iov.is_some() {
         return Ok(());
     }
     let n = r.sqe.len as usize;
@@ -124,11 +152,11 @@ fn complete_io(fd: i32) -> bool {
 fn transfer(r: &mut Req, nowait: bool) -> isize {
     let write = !read_op(r.sqe.opcode);
     let flags = r.sqe.op_flags as i32 | if nowait { libc::RWF_NOWAIT } else { 0 };
-    let (fd, off0, addr, len, opcode) = (r.file, r.sqe.off as i64, r.sqe.addr, r.sqe.len, r.sqe.opcode);
+    let (fd, off0, addr, len, vec) = (r.file, r.sqe.off as i64, r.sqe.addr, r.sqe.len, vec_io(r));
     let d = data(r);
     let off = if off0 == -1 || d.stream { -1 } else { off0.wrapping_add(d.done as i64) };
     let mut single = libc::iovec { iov_base: core::ptr::null_mut(), iov_len: 0 };
-    let (iov, cnt): (*const libc::iovec, i32) = match (&d.iov, vectored(opcode)) {
+    let (iov, cnt): (*const libc::iovec, i32) = match (&d.iov, vec) {
         (Some(v), _) => (v.as_ptr(), v.len() as i32),
         (None, true) => (addr as *const libc::iovec, len as i32),
         (None, false) => {
@@ -160,7 +188,7 @@ fn transfer(r: &mut Req, nowait: bool) -> isize {
 /// Bytes the request asks for in total.
 fn wanted(r: &mut Req) -> usize {
     let len = r.sqe.len as usize;
-    if !vectored(r.sqe.opcode) {
+    if !vec_io(r) {
         return len;
     }
     match &data(r).iov {
@@ -201,13 +229,54 @@ fn issue_polled(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
     issue(ctx, req, mode)
 }
 
-fn issue(_: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
+fn issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
     // SAFETY: issue functions own their request.
     let r = unsafe { req.get() };
-    if r.sqe.flags & IOSQE_BUFFER_SELECT != 0 {
-        // No provided buffers exist on an engine ring.
-        return Issued::Done(-libc::ENOBUFS, 0);
+    if !r.sqe.has(IOSQE_BUFFER_SELECT) {
+        return issue_rw(r, mode);
     }
+    // A ring buffer not consumed at selection keeps the group lock held
+    // until the attempt is settled: it is consumed only if the read used
+    // it. A buffer taken for good needs no lock meanwhile (a blocking read
+    // must not hold up the ring's other selections).
+    let mut g = Some(kbuf::lock(ctx));
+    if data(r).sel.is_none() {
+        let commit = mode == Mode::Worker || !kbuf::pollable(r.file);
+        let Some(p) = g.as_mut().and_then(|g| g.select(r.sqe.buf_index, r.sqe.len, commit)) else {
+            return Issued::Done(-libc::ENOBUFS, 0);
+        };
+        r.sqe.addr = p.addr;
+        r.sqe.len = p.len;
+        data(r).sel = Some(p);
+    }
+    if data(r).sel.is_some_and(|p| p.hold != Hold::Peeked) {
+        g = None;
+    }
+    let out = issue_rw(r, mode);
+    let mut g = g.unwrap_or_else(|| kbuf::lock(ctx));
+    let d = data(r);
+    let Some(p) = d.sel else { return out };
+    match out {
+        Issued::Done(res, f) => {
+            d.sel = None;
+            Issued::Done(res, f | g.settle(&p, res))
+        }
+        // Waiting for readiness: the buffer goes back, as the kernel
+        // recycles it before it arms its poll.
+        Issued::Again if p.hold != Hold::Committed => {
+            g.recycle(&p);
+            d.sel = None;
+            out
+        }
+        Issued::Blocking if p.hold == Hold::Peeked => {
+            d.sel = None;
+            out
+        }
+        out => out,
+    }
+}
+
+fn issue_rw(r: &mut Req, mode: Mode) -> Issued {
     let user_nowait = r.sqe.op_flags as i32 & libc::RWF_NOWAIT != 0;
     let blocking = mode == Mode::Worker && !user_nowait && !matches!(file_type(r.file), libc::S_IFIFO | libc::S_IFSOCK | libc::S_IFCHR);
     let ret = transfer(r, !blocking);
@@ -360,3 +429,59 @@ fn finish(r: &mut Req, ret: isize) -> Issued {
     }
     Issued::Done(res.min(i32::MAX as isize) as i32, 0)
 }
+
+/// The kernel's cap on back-to-back multishot attempts before it lets
+/// others run (MULTISHOT_MAX_RETRY).
+const MULTISHOT_MAX_RETRY: u32 = 32;
+
+fn mshot_prep(ctx: &Ctx, r: &mut Req) -> Result<(), i32> {
+    if !r.sqe.has(IOSQE_BUFFER_SELECT) {
+        return Err(-libc::EINVAL);
+    }
+    prep(ctx, r)?;
+    if r.sqe.addr != 0 || r.sqe.len != 0 {
+        return Err(-libc::EINVAL);
+    }
+    Ok(())
+}
+
+/// READ_MULTISHOT: reads until the file has nothing more, one provided
+/// buffer and one CQE (with IORING_CQE_F_MORE) per read, then waits for
+/// readiness again. Ends on EOF, an error or an empty group.
+fn mshot_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
+    // SAFETY: issue functions own their request.
+    let r = unsafe { req.get() };
+    if !kbuf::pollable(r.file) {
+        return Issued::Done(-libc::EBADFD, 0);
+    }
+    for _ in 0..MULTISHOT_MAX_RETRY {
+        let mut g = kbuf::lock(ctx);
+        let Some(p) = g.select(r.sqe.buf_index, 0, false) else {
+            return Issued::Done(-libc::ENOBUFS, 0);
+        };
+        r.sqe.addr = p.addr;
+        r.sqe.len = p.len;
+        let ret = transfer(r, true);
+        if ret <= 0 {
+            g.recycle(&p);
+            if ret == -(libc::EAGAIN as isize) {
+                return Issued::Again;
+            }
+            return Issued::Done(ret as i32, 0);
+        }
+        let f = g.settle(&p, ret as i32);
+        drop(g);
+        if !ctx.try_post_more(Cqe::new(r.sqe.user_data, ret as i32, f | IORING_CQE_F_MORE), mode) {
+            // A full CQ ends it: this CQE is the last, without F_MORE.
+            return Issued::Done(ret as i32, f);
+        }
+        // The kernel reads again (and takes a buffer) only once the file
+        // polls readable.
+        if !ready(r.file, libc::EPOLLIN as u32) {
+            return Issued::Again;
+        }
+    }
+    Issued::Again
+}
+
+pub(crate) const READ_MULTISHOT: OpDef = OpDef { prep: mshot_prep, issue: mshot_issue, buffer_select: true, iopoll: false, ..RW };

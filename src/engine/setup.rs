@@ -25,6 +25,7 @@ const UNSUPPORTED: u32 = IORING_SETUP_SQPOLL
 
 /// What the engine honours (params->features).
 pub(crate) const FEATURES: u32 = IORING_FEAT_SINGLE_MMAP
+    | IORING_FEAT_RECVSEND_BUNDLE
     | IORING_FEAT_NODROP
     | IORING_FEAT_SUBMIT_STABLE
     | IORING_FEAT_RW_CUR_POS
@@ -131,7 +132,7 @@ fn memory(p: &io_uring_params, rings_len: usize, sqes_len: usize) -> Result<Memo
 
 /// Whether mremap(old_size 0) can alias shared anonymous memory here
 /// (Linux can; valgrind refuses it): probed once per process.
-fn alias_by_mremap() -> bool {
+pub(crate) fn alias_by_mremap() -> bool {
     use core::sync::atomic::{AtomicU8, Ordering};
     static STATE: AtomicU8 = AtomicU8::new(0);
     match STATE.load(Ordering::Relaxed) {
@@ -227,6 +228,7 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
         fired_pending: AtomicBool::new(false),
         dying: AtomicBool::new(false),
         rsrc: Mutex::new(Rsrc::new()),
+        kbuf: Mutex::new(super::kbuf::Groups::new()),
         sig_waiters: Mutex::new(alloc::vec::Vec::new()),
         nr_sig_waiters: AtomicU32::new(0),
         wait_region: Mutex::new((0, 0)),
@@ -284,6 +286,7 @@ impl Ctx {
         let (base, size) = match off {
             IORING_OFF_SQ_RING | IORING_OFF_CQ_RING => (self.mem.rings as *mut u8, self.mem.rings_len),
             IORING_OFF_SQES => (self.mem.sqes as *mut u8, self.mem.sqes_len),
+            o if o & IORING_OFF_MMAP_MASK == IORING_OFF_PBUF_RING => return super::kbuf::map_for_app(self, o, len),
             _ => return Err(-libc::EINVAL),
         };
         if !self.mem.owned || len == 0 || len > size {

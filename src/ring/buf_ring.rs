@@ -31,9 +31,10 @@ fn setup_kernel_mem(ring: Ring, nentries: u32, bgid: i32, flags: u32, err: &mut 
         return ptr::null_mut();
     }
     let off = IORING_OFF_PBUF_RING | ((bgid as u16 as u64) << IORING_OFF_PBUF_SHIFT);
-    // SAFETY: a fresh shared mapping of the kernel's ring at no fixed address.
+    // SAFETY: a fresh shared mapping of the kernel's ring at no fixed address
+    // (an engine ring's fd is served by the engine).
     let map = unsafe {
-        sys::mmap(
+        crate::engine::mmap(
             ptr::null_mut(),
             ring_bytes(nentries),
             libc::PROT_READ | libc::PROT_WRITE,

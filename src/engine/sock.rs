@@ -1,0 +1,350 @@
+//! Socket set-up and control: SOCKET, BIND, LISTEN, CONNECT, SHUTDOWN,
+//! ACCEPT (one-shot and multishot) and URING_CMD's socket commands, with
+//! the fixed-file (direct descriptor) variants.
+//!
+//! As for transfers (`net.rs`), nothing here blocks a thread: accepts and
+//! connects that would wait return `Issued::Again` and wait on the reactor.
+
+use alloc::boxed::Box;
+
+use super::ctx::{Cqe, Ctx};
+use super::lock::Mutex;
+use super::net::{copy_addr, sockopt_int, Addr, Kind};
+use super::opdef::{OpDef, BASE};
+use super::req::{Issued, Mode, OpData, Req, ReqPtr};
+use super::{os, rsrc};
+use crate::sys::*;
+
+pub(crate) struct SockData {
+    /// ACCEPT's IORING_ACCEPT_* flags.
+    flags: u16,
+    /// The request already waited for readiness (POLL_FIRST is met).
+    polled: bool,
+    /// CONNECT: an earlier attempt is in progress / saw ECONNABORTED.
+    in_progress: bool,
+    aborted: bool,
+    /// BIND/CONNECT's address.
+    addr: Option<Box<Addr>>,
+}
+
+fn data(r: &mut Req) -> &mut SockData {
+    match &mut r.io {
+        OpData::Sock(d) => d,
+        _ => unreachable!(),
+    }
+}
+
+fn set_data(r: &mut Req, addr: Option<Box<Addr>>) {
+    r.io = OpData::Sock(Box::new(SockData { flags: r.sqe.ioprio, polled: false, in_progress: false, aborted: false, addr }));
+}
+
+/// Slot for a direct descriptor: `file_index` is 1-based, or ALLOC.
+fn slot(file_index: u32) -> u32 {
+    if file_index == IORING_FILE_INDEX_ALLOC {
+        IORING_FILE_INDEX_ALLOC
+    } else {
+        file_index - 1
+    }
+}
+
+/// A new fd as the op's result, or installed in the fixed table.
+fn install(ctx: &Ctx, fd: i32, file_index: u32) -> i32 {
+    if fd < 0 || file_index == 0 {
+        return fd;
+    }
+    rsrc::install_fixed(ctx, fd, slot(file_index))
+}
+
+const SOCK_FLAGS: i32 = libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK;
+
+fn socket_prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
+    let s = &r.sqe;
+    if s.addr != 0 || s.op_flags != 0 || s.buf_index != 0 {
+        return Err(-libc::EINVAL);
+    }
+    let flags = s.off as i32 & !0xf;
+    if s.file_index != 0 && flags & libc::SOCK_CLOEXEC != 0 {
+        return Err(-libc::EINVAL);
+    }
+    if flags & !SOCK_FLAGS != 0 {
+        return Err(-libc::EINVAL);
+    }
+    Ok(())
+}
+
+fn socket_issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
+    // SAFETY: issue functions own their request.
+    let s = unsafe { req.get() }.sqe;
+    // The fixed table's copy must not leak into exec'd programs.
+    let cloexec = if s.file_index != 0 { libc::SOCK_CLOEXEC } else { 0 };
+    // SAFETY: plain socket creation.
+    let fd = os::cvt32(unsafe { libc::socket(s.fd, s.off as i32 | cloexec, s.len as i32) });
+    Issued::Done(install(ctx, fd, s.file_index), 0)
+}
+
+pub(crate) const SOCKET: OpDef = OpDef { prep: socket_prep, issue: socket_issue, ..BASE };
+
+/// BIND and CONNECT: the address (addr, length in addr2) is copied now.
+fn addr_prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
+    let s = &r.sqe;
+    if s.len != 0 || s.buf_index != 0 || s.op_flags != 0 || s.file_index != 0 {
+        return Err(-libc::EINVAL);
+    }
+    let a = copy_addr(s.addr, s.off as i32 as i64)?;
+    set_data(r, Some(a));
+    Ok(())
+}
+
+fn bind_issue(_: &Ctx, req: ReqPtr, _: Mode) -> Issued {
+    // SAFETY: issue functions own their request.
+    let r = unsafe { req.get() };
+    let fd = r.file;
+    let a = data(r).addr.as_ref().expect("prepared");
+    // SAFETY: a live address copy of the given length.
+    Issued::Done(os::cvt32(unsafe { libc::bind(fd, a.buf.as_ptr() as *const libc::sockaddr, a.len) }), 0)
+}
+
+fn listen_prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
+    let s = &r.sqe;
+    if s.addr != 0 || s.buf_index != 0 || s.op_flags != 0 || s.file_index != 0 || s.off != 0 {
+        return Err(-libc::EINVAL);
+    }
+    Ok(())
+}
+
+fn listen_issue(_: &Ctx, req: ReqPtr, _: Mode) -> Issued {
+    // SAFETY: issue functions own their request.
+    let r = unsafe { req.get() };
+    // SAFETY: plain syscall on the request's file.
+    Issued::Done(os::cvt32(unsafe { libc::listen(r.file, r.sqe.len as i32) }), 0)
+}
+
+fn shutdown_prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
+    let s = &r.sqe;
+    if s.off != 0 || s.addr != 0 || s.op_flags != 0 || s.buf_index != 0 || s.file_index != 0 {
+        return Err(-libc::EINVAL);
+    }
+    Ok(())
+}
+
+fn shutdown_issue(_: &Ctx, req: ReqPtr, _: Mode) -> Issued {
+    // SAFETY: issue functions own their request.
+    let r = unsafe { req.get() };
+    // SAFETY: plain syscall on the request's file.
+    Issued::Done(os::cvt32(unsafe { libc::shutdown(r.file, r.sqe.len as i32) }), 0)
+}
+
+const FILE_OP: OpDef = OpDef { needs_file: true, ..BASE };
+pub(crate) const BIND: OpDef = OpDef { prep: addr_prep, issue: bind_issue, ..FILE_OP };
+pub(crate) const LISTEN: OpDef = OpDef { prep: listen_prep, issue: listen_issue, ..FILE_OP };
+pub(crate) const SHUTDOWN: OpDef = OpDef { prep: shutdown_prep, issue: shutdown_issue, ..FILE_OP };
+
+/// Runs `f` with the file non-blocking. connect(2) has no per-call flag,
+/// so a blocking socket is switched to O_NONBLOCK for the one call and
+/// straight back; already non-blocking sockets are left alone.
+fn nonblocking<T>(fd: i32, f: impl FnOnce() -> T) -> T {
+    // SAFETY: fcntl on the request's own file.
+    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if fl < 0 || fl & libc::O_NONBLOCK != 0 {
+        return f();
+    }
+    // SAFETY: as above; the old flags are restored below.
+    unsafe { libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK) };
+    let t = f();
+    // SAFETY: as above.
+    unsafe { libc::fcntl(fd, libc::F_SETFL, fl) };
+    t
+}
+
+fn connect_issue(_: &Ctx, req: ReqPtr, _: Mode) -> Issued {
+    // SAFETY: issue functions own their request.
+    let r = unsafe { req.get() };
+    let fd = r.file;
+    let d = data(r);
+    let a = d.addr.as_ref().expect("prepared");
+    // SAFETY: a live address copy of the given length.
+    let mut ret = nonblocking(fd, || os::cvt32(unsafe { libc::connect(fd, a.buf.as_ptr() as *const libc::sockaddr, a.len) }));
+    match -ret {
+        libc::EAGAIN | libc::EINPROGRESS => {
+            d.in_progress |= ret == -libc::EINPROGRESS;
+            return Issued::Again;
+        }
+        libc::ECONNABORTED if !d.aborted => {
+            d.aborted = true;
+            return Issued::Again;
+        }
+        // Connected meanwhile: the pending error (0 if none) is the result.
+        libc::EBADFD | libc::EISCONN if d.in_progress => ret = sockopt_int(fd, libc::SO_ERROR).map_or_else(|e| e, |e| -e),
+        _ => {}
+    }
+    Issued::Done(ret, 0)
+}
+
+fn connect_mask(_: &Req) -> u32 {
+    libc::EPOLLOUT as u32
+}
+
+pub(crate) const CONNECT: OpDef = OpDef { prep: addr_prep, issue: connect_issue, poll_mask: connect_mask, ..FILE_OP };
+
+fn accept_prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
+    let s = &r.sqe;
+    if s.len != 0 || s.buf_index != 0 {
+        return Err(-libc::EINVAL);
+    }
+    let iou = s.ioprio;
+    if iou & !(IORING_ACCEPT_MULTISHOT | IORING_ACCEPT_DONTWAIT | IORING_ACCEPT_POLL_FIRST) != 0 {
+        return Err(-libc::EINVAL);
+    }
+    let flags = s.op_flags as i32;
+    if s.file_index != 0
+        && (flags & libc::SOCK_CLOEXEC != 0 || (iou & IORING_ACCEPT_MULTISHOT != 0 && s.file_index != IORING_FILE_INDEX_ALLOC))
+    {
+        return Err(-libc::EINVAL);
+    }
+    if flags & !SOCK_FLAGS != 0 {
+        return Err(-libc::EINVAL);
+    }
+    set_data(r, None);
+    Ok(())
+}
+
+/// Serialises the engine's own readiness check + accept on blocking
+/// listeners, so that two engine requests never race for one connection.
+static ACCEPT_LOCK: Mutex<()> = Mutex::new(());
+
+/// Whether a poll says `fd` has `ev` now.
+fn ready(fd: i32, ev: i16) -> bool {
+    let mut p = libc::pollfd { fd, events: ev, revents: 0 };
+    // SAFETY: one live pollfd, zero timeout.
+    unsafe { libc::poll(&mut p, 1, 0) > 0 && p.revents != 0 }
+}
+
+/// One accept that does not wait, without touching the listener's flags:
+/// a non-blocking listener is asked directly; a blocking one only once a
+/// poll says a connection is queued.
+fn accept_now(fd: i32, addr: u64, addrlen: u64, flags: i32) -> i32 {
+    let call = || {
+        // SAFETY: the address buffers are the caller's; the kernel checks
+        // them (EFAULT).
+        os::cvt32(unsafe { libc::accept4(fd, addr as *mut libc::sockaddr, addrlen as *mut libc::socklen_t, flags) })
+    };
+    // SAFETY: fcntl on the request's own file.
+    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if fl >= 0 && fl & libc::O_NONBLOCK != 0 {
+        return call();
+    }
+    let _g = ACCEPT_LOCK.lock();
+    if !ready(fd, libc::POLLIN) {
+        // Not listening at all fails now; an empty queue waits.
+        return match sockopt_int(fd, libc::SO_ACCEPTCONN) {
+            Ok(1) => -libc::EAGAIN,
+            _ => call(),
+        };
+    }
+    call()
+}
+
+fn accept_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
+    // SAFETY: issue functions own their request.
+    let r = unsafe { req.get() };
+    let (fd, s) = (r.file, r.sqe);
+    let d = data(r);
+    if d.flags & IORING_ACCEPT_POLL_FIRST != 0 && !d.polled {
+        d.polled = true;
+        return Issued::Again;
+    }
+    let multishot = d.flags & IORING_ACCEPT_MULTISHOT != 0;
+    let cloexec = if s.file_index != 0 { libc::SOCK_CLOEXEC } else { 0 };
+    loop {
+        let nfd = accept_now(fd, s.addr, s.off, s.op_flags as i32 | cloexec);
+        if nfd == -libc::EAGAIN && d.flags & IORING_ACCEPT_DONTWAIT == 0 {
+            d.polled = true;
+            return Issued::Again;
+        }
+        let res = install(ctx, nfd, s.file_index);
+        // Only TCP-like listeners tell whether more connections wait (the
+        // kernel's is_empty); for the rest multishot keeps accepting until
+        // the queue is empty.
+        let known = nfd >= 0 && Kind::of(fd).is_ok_and(|k| k.inet());
+        let more = known && ready(fd, libc::POLLIN);
+        let cflags = if more { IORING_CQE_F_SOCK_NONEMPTY } else { 0 };
+        if res < 0 || !multishot {
+            return Issued::Done(res, cflags);
+        }
+        ctx.post_more(Cqe::new(s.user_data, res, cflags | IORING_CQE_F_MORE), mode);
+        if known && !more {
+            d.polled = true;
+            return Issued::Again;
+        }
+    }
+}
+
+fn accept_mask(_: &Req) -> u32 {
+    libc::EPOLLIN as u32
+}
+
+pub(crate) const ACCEPT: OpDef =
+    OpDef { prep: accept_prep, issue: accept_issue, poll_mask: accept_mask, ioprio: true, unbounded: true, ..FILE_OP };
+
+fn cmd_prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
+    let s = &r.sqe;
+    if s.off >> 32 != 0 || s.op_flags & !IORING_URING_CMD_MASK != 0 {
+        return Err(-libc::EINVAL);
+    }
+    Ok(())
+}
+
+/// URING_CMD on a socket: the SOCKET_URING_OP_* commands of Linux 6.18.
+/// Other files have no command handler here (-EOPNOTSUPP).
+fn cmd_issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
+    // SAFETY: issue functions own their request.
+    let r = unsafe { req.get() };
+    let (fd, s) = (r.file, r.sqe);
+    let Ok(kind) = Kind::of(fd) else { return Issued::Done(-libc::EOPNOTSUPP, 0) };
+    let (level, optname, optlen, optval) = (s.addr as u32 as i32, (s.addr >> 32) as i32, s.file_index, s.addr3);
+    let res = match s.off as u32 {
+        op @ (SOCKET_URING_OP_SIOCINQ | SOCKET_URING_OP_SIOCOUTQ) => {
+            // Only the inet protocols have the ioctl behind these.
+            if !kind.inet() {
+                -libc::EOPNOTSUPP
+            } else {
+                let req = if op == SOCKET_URING_OP_SIOCINQ { libc::FIONREAD } else { libc::TIOCOUTQ };
+                let mut v: i32 = 0;
+                // SAFETY: both ioctls write one int.
+                let e = os::cvt32(unsafe { libc::ioctl(fd, req, &mut v) });
+                if e < 0 {
+                    e
+                } else {
+                    v
+                }
+            }
+        }
+        SOCKET_URING_OP_GETSOCKOPT if level != libc::SOL_SOCKET => -libc::EOPNOTSUPP,
+        SOCKET_URING_OP_GETSOCKOPT => {
+            let mut len = optlen as libc::socklen_t;
+            // SAFETY: optval is caller memory the kernel checks (EFAULT).
+            let e = os::cvt32(unsafe { libc::getsockopt(fd, level, optname, optval as *mut libc::c_void, &mut len) });
+            if e < 0 {
+                e
+            } else {
+                len as i32
+            }
+        }
+        // SAFETY: as above.
+        SOCKET_URING_OP_SETSOCKOPT => os::cvt32(unsafe { libc::setsockopt(fd, level, optname, optval as *const libc::c_void, optlen) }),
+        // From Linux 6.19 (liburing 2.15 has its helper): optlen picks
+        // the peer's address.
+        SOCKET_URING_OP_GETSOCKNAME if s.ioprio != 0 || s.len != 0 || s.op_flags != 0 || optlen > 1 => -libc::EINVAL,
+        SOCKET_URING_OP_GETSOCKNAME => {
+            let (ua, ul) = (s.addr as *mut libc::sockaddr, s.addr3 as *mut libc::socklen_t);
+            // SAFETY: caller memory the kernel checks (EFAULT).
+            os::cvt32(unsafe { if optlen == 1 { libc::getpeername(fd, ua, ul) } else { libc::getsockname(fd, ua, ul) } })
+        }
+        // Timestamps need a CQE32 ring before anything else.
+        SOCKET_URING_OP_TX_TIMESTAMP if ctx.flags & IORING_SETUP_CQE32 == 0 => -libc::EINVAL,
+        _ => -libc::EOPNOTSUPP,
+    };
+    Issued::Done(res, 0)
+}
+
+pub(crate) const URING_CMD: OpDef = OpDef { prep: cmd_prep, issue: cmd_issue, ioprio: true, ..FILE_OP };
