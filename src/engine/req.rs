@@ -301,7 +301,7 @@ impl Ctx {
     /// Task work on a DEFER_TASKRUN ring is posted later: queued, true.
     pub(crate) fn try_post_more(&self, c: Cqe, mode: Mode) -> bool {
         if mode.is_async() && self.defer_taskrun() {
-            self.queue_task_work(TaskWork::Cqe(c));
+            self.queue_task_work(TaskWork::Cqe(c), mode);
             return true;
         }
         self.try_post(&c, mode)
@@ -373,7 +373,7 @@ fn complete_step(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode) -> O
     // SAFETY: the caller owns the request.
     let r = unsafe { req.get() };
     if let Some((n, f)) = super::net::unfinished(ctx, r, res, cflags, mode) {
-        return complete(ctx, req, n, f, mode);
+        return complete_step(ctx, req, n, f, mode);
     }
     let cflags = cflags | super::kbuf::held(r);
     let etime_ok = res == -libc::ETIME && r.flags & rf::ETIME_OK != 0;
