@@ -179,6 +179,16 @@ pub(crate) fn copy_to_user(dst: u64, src: *const u8, len: usize) -> Result<(), i
 /// Runs `f(arg)` on a new detached thread with every signal blocked, so
 /// the application's signals never land on engine threads.
 pub(crate) fn spawn(f: extern "C" fn(*mut c_void) -> *mut c_void, arg: *mut c_void) -> Result<(), i32> {
+    start_thread(f, arg, true).map(|_| ())
+}
+
+/// As [`spawn`], but the thread must be joined (`pthread_join`) by its owner.
+pub(crate) fn spawn_joinable(f: extern "C" fn(*mut c_void) -> *mut c_void, arg: *mut c_void) -> Result<libc::pthread_t, i32> {
+    start_thread(f, arg, false)
+}
+
+fn start_thread(f: extern "C" fn(*mut c_void) -> *mut c_void, arg: *mut c_void, detached: bool) -> Result<libc::pthread_t, i32> {
+    let state = if detached { libc::PTHREAD_CREATE_DETACHED } else { libc::PTHREAD_CREATE_JOINABLE };
     // SAFETY: plain libc calls on live, local structs; the old mask is
     // restored before returning.
     unsafe {
@@ -188,7 +198,7 @@ pub(crate) fn spawn(f: extern "C" fn(*mut c_void) -> *mut c_void, arg: *mut c_vo
         libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
         let mut attr: libc::pthread_attr_t = core::mem::zeroed();
         libc::pthread_attr_init(&mut attr);
-        libc::pthread_attr_setdetachstate(&mut attr, libc::PTHREAD_CREATE_DETACHED);
+        libc::pthread_attr_setdetachstate(&mut attr, state);
         libc::pthread_attr_setstacksize(&mut attr, 256 * 1024);
         let mut tid: libc::pthread_t = 0;
         let ret = libc::pthread_create(&mut tid, &attr, f, arg);
@@ -197,6 +207,6 @@ pub(crate) fn spawn(f: extern "C" fn(*mut c_void) -> *mut c_void, arg: *mut c_vo
         if ret != 0 {
             return Err(-ret);
         }
+        Ok(tid)
     }
-    Ok(())
 }

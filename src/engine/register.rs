@@ -100,6 +100,7 @@ fn enable(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
     }
     super::wait::claim_issuer(ctx);
     ctx.disabled.store(false, Ordering::Release);
+    super::sqpoll::wake(ctx);
     0
 }
 

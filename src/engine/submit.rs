@@ -9,7 +9,7 @@ use super::opdef;
 use super::req::{self, fail_chain, queue_chain, rf, Mode, ReqPtr};
 use super::sqe::Sqe;
 use crate::sys::{
-    io_uring_sqe, IORING_OP_LINK_TIMEOUT, IORING_OP_NOP, IORING_SETUP_SQE128, IORING_SETUP_SUBMIT_ALL, IOSQE_BUFFER_SELECT,
+    io_uring_sqe, IORING_OP_LINK_TIMEOUT, IORING_OP_NOP, IORING_SETUP_SQE128, IORING_SETUP_SQPOLL, IORING_SETUP_SUBMIT_ALL, IOSQE_BUFFER_SELECT,
     IOSQE_CQE_SKIP_SUCCESS, IOSQE_IO_DRAIN,
 };
 
@@ -64,6 +64,15 @@ pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
         return 0;
     }
     let sq = SqView::new(ctx);
+    // An SQ thread's program may see CQEs at any moment: the head moves
+    // past each SQE as soon as it is read, before its CQE can show, so a
+    // program that reaped every CQE finds its SQ empty too.
+    let eager = ctx.flags & IORING_SETUP_SQPOLL != 0;
+    let publish = |to: u32| {
+        if eager {
+            ctx.word(off::SQ_HEAD).store(to, Ordering::Release);
+        }
+    };
     let mut chain: Option<Chain> = None;
     let mut batch = Batch::new();
     let mut done = 0;
@@ -82,12 +91,14 @@ pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
                         // SAFETY: as above; `dst` has room for `cnt` CQEs.
                         let k = unsafe { sq.copy_plain_nops(pos, dst, cnt) };
                         pos = pos.wrapping_add(k);
+                        publish(pos);
                         k
                     });
                     continue;
                 }
                 // SAFETY: as above.
                 if let Some(words) = unsafe { super::rw::inline_simple(p) } {
+                    publish(pos.wrapping_add(1));
                     batch.push(ctx, words);
                     done += 1;
                     continue;
@@ -103,6 +114,7 @@ pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
         };
         // SAFETY: as above.
         let sqe = unsafe { Sqe::read(p) };
+        publish(pos.wrapping_add(1));
         if submit_one(ctx, &mut st, &sqe, &mut chain).is_err() && ctx.flags & IORING_SETUP_SUBMIT_ALL == 0 {
             break;
         }
