@@ -12,7 +12,10 @@
  *    GETEVENTS after a non-zero to_submit) and the SQ thread submits;
  *  - R_DISABLED: queued SQEs wait until io_uring_enable_rings;
  *  - SINGLE_ISSUER: another thread may submit and wait (the SQ thread is
- *    the issuer).
+ *    the issuer);
+ *  - the SQ flags word carries IORING_SQ_CQ_OVERFLOW and
+ *    IORING_SQ_NEED_WAKEUP at once, each cleared on its own, and no CQE
+ *    of an overflowing SQPOLL ring is lost or reordered.
  */
 #define LIBURING_RS_SOURCE
 #include <liburing.h>
@@ -230,6 +233,58 @@ static void test_single_issuer(void)
 	io_uring_queue_exit(&ring);
 }
 
+static void test_overflow_flags(void)
+{
+	struct io_uring_params p;
+	struct io_uring ring;
+	struct io_uring_cqe *cqe;
+	unsigned flags = 0;
+
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_SQPOLL | IORING_SETUP_CQSIZE;
+	p.sq_thread_idle = 10;
+	p.cq_entries = 4;
+	CHECK_EQ(io_uring_queue_init_params(4, &ring, &p), 0, "SQPOLL ring with 4 CQEs");
+	CHECK_EQ(p.cq_entries, 4, "CQ size");
+	for (unsigned round = 0; round < 4; round++) {
+		for (unsigned i = 0; i < 4; i++) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+
+			/* A kernel's sqring_wait may return before there is room. */
+			for (int k = 0; !sqe && k < 1000; k++) {
+				io_uring_submit(&ring);
+				io_uring_sqring_wait(&ring);
+				sqe = io_uring_get_sqe(&ring);
+			}
+			CHECK(sqe, "no sqe");
+			io_uring_prep_nop(sqe);
+			sqe->user_data = round * 4 + i;
+		}
+		io_uring_submit(&ring);
+	}
+	/* 16 NOPs for 4 CQ slots: the rest overflows, then the thread sleeps. */
+	for (int i = 0; i < 200; i++) {
+		flags = IO_URING_READ_ONCE(*ring.sq.kflags);
+		if ((flags & (IORING_SQ_CQ_OVERFLOW | IORING_SQ_NEED_WAKEUP)) ==
+		    (IORING_SQ_CQ_OVERFLOW | IORING_SQ_NEED_WAKEUP))
+			break;
+		usleep(5000);
+	}
+	CHECK(flags & IORING_SQ_CQ_OVERFLOW, "CQ_OVERFLOW set (flags %#x)", flags);
+	CHECK(flags & IORING_SQ_NEED_WAKEUP, "NEED_WAKEUP set next to it (flags %#x)", flags);
+	for (unsigned i = 0; i < 16; i++) {
+		CHECK_EQ(io_uring_wait_cqe(&ring, &cqe), 0, "overflowed CQE");
+		CHECK_EQ(cqe->user_data, i, "CQEs in order");
+		io_uring_cqe_seen(&ring, cqe);
+	}
+	io_uring_get_events(&ring);
+	flags = IO_URING_READ_ONCE(*ring.sq.kflags);
+	CHECK(!(flags & IORING_SQ_CQ_OVERFLOW), "CQ_OVERFLOW cleared (flags %#x)", flags);
+	CHECK(flags & IORING_SQ_NEED_WAKEUP, "NEED_WAKEUP kept (flags %#x)", flags);
+	nop(&ring, 99);
+	io_uring_queue_exit(&ring);
+}
+
 int main(int argc, char *argv[])
 {
 	struct io_uring ring;
@@ -248,6 +303,7 @@ int main(int argc, char *argv[])
 	test_enter();
 	test_disabled();
 	test_single_issuer();
+	test_overflow_flags();
 	tu_pass();
 	return T_EXIT_PASS;
 }

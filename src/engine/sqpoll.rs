@@ -123,7 +123,7 @@ fn queued(ctx: &Ctx) -> u32 {
 }
 
 extern "C" fn thread_main(arg: *mut c_void) -> *mut c_void {
-    // SAFETY: `start` leaked one reference for this thread.
+    // SAFETY: `prepare` leaked one reference for this thread.
     let sqd = unsafe { Arc::from_raw(arg as *const Sqd) };
     if sqd.cpu >= 0 {
         pin(sqd.cpu as usize);
