@@ -9,7 +9,7 @@
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::ffi::c_void;
-use core::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{fence, AtomicU32, AtomicUsize, Ordering};
 
 use super::ctx::{off, Ctx};
 use super::lock::{futex_wait, futex_wake, Mutex};
@@ -45,7 +45,7 @@ pub(crate) struct Sqd {
     space: AtomicU32,
     space_waiters: AtomicU32,
     /// The thread (a pthread_t), joined by whoever stops it.
-    thread: AtomicU64,
+    thread: AtomicUsize,
     /// CPU to pin the thread to (IORING_SETUP_SQ_AFF), or -1.
     cpu: i32,
 }
@@ -226,12 +226,12 @@ pub(crate) fn prepare(p: &io_uring_params) -> Result<Option<Arc<Sqd>>, i32> {
         wake: AtomicU32::new(0),
         space: AtomicU32::new(0),
         space_waiters: AtomicU32::new(0),
-        thread: AtomicU64::new(0),
+        thread: AtomicUsize::new(0),
         cpu,
     });
     let arg = Arc::into_raw(sqd.clone()) as *mut c_void;
     match os::spawn_joinable(thread_main, arg) {
-        Ok(tid) => sqd.thread.store(tid as u64, Ordering::Release),
+        Ok(tid) => sqd.thread.store(tid as usize, Ordering::Release),
         Err(e) => {
             // SAFETY: the thread never started; take back its reference.
             drop(unsafe { Arc::from_raw(arg as *const Sqd) });
