@@ -12,7 +12,7 @@
  *    GETEVENTS after a non-zero to_submit) and the SQ thread submits;
  *  - R_DISABLED: queued SQEs wait until io_uring_enable_rings;
  *  - SINGLE_ISSUER: another thread may submit and wait (the SQ thread is
- *    the issuer);
+ *    the issuer), but not register (-EEXIST);
  *  - the SQ flags word carries IORING_SQ_CQ_OVERFLOW and
  *    IORING_SQ_NEED_WAKEUP at once, each cleared on its own, and no CQE
  *    of an overflowing SQPOLL ring is lost or reordered.
@@ -215,7 +215,13 @@ static void test_disabled(void)
 
 static void *other_thread(void *arg)
 {
-	nop(arg, 77);
+	struct io_uring *ring = arg;
+	int fd = 0;
+
+	nop(ring, 77);
+	/* Registrations stay the submitter's. */
+	CHECK_EQ(io_uring_register_files(ring, &fd, 1), -EEXIST,
+		 "register from another thread of a SINGLE_ISSUER ring");
 	return NULL;
 }
 
@@ -230,6 +236,11 @@ static void test_single_issuer(void)
 	CHECK_EQ(pthread_create(&t, NULL, other_thread, &ring), 0, "pthread_create");
 	pthread_join(t, NULL);
 	nop(&ring, 78);
+	{
+		int fd = 0;
+
+		CHECK_EQ(io_uring_register_files(&ring, &fd, 1), 0, "register from the submitter");
+	}
 	io_uring_queue_exit(&ring);
 }
 
