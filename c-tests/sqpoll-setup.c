@@ -5,7 +5,8 @@
  *  - flags that cannot go with SQPOLL (task-run notifications), SQ_AFF
  *    without SQPOLL or with a CPU the caller may not use, ATTACH_WQ with a
  *    closed fd, a non-ring fd, or a ring without SQPOLL: the kernel's errno;
- *  - params->features reports SQPOLL_NONFIXED; a pinned thread works;
+ *  - params->features reports SQPOLL_NONFIXED; SQ_AFF pins the thread to
+ *    sq_thread_cpu, and it works;
  *  - ATTACH_WQ onto an SQPOLL ring shares its thread (no new task) and
  *    both rings get their SQEs done;
  *  - io_uring_enter returns to_submit (SQ_WAIT, SQ_WAKEUP, and a failed
@@ -107,19 +108,57 @@ static void test_refused(void)
 	io_uring_queue_exit(&plain);
 }
 
+/* The ids of this process's threads; returns how many (at most max). */
+static int task_ids(int *ids, int max)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	CHECK(d, "opendir /proc/self/task: %s", strerror(errno));
+	while ((e = readdir(d)) && n < max)
+		if (e->d_name[0] != '.')
+			ids[n++] = atoi(e->d_name);
+	closedir(d);
+	return n;
+}
+
 static void test_features_and_affinity(void)
 {
 	struct io_uring_params p;
 	struct io_uring ring;
-	int cpu = sched_getcpu();
+	int cpu = sched_getcpu(), before[64], after[64], nb, na, sq_tid = -1, pinned = 0;
 
+	if (cpu < 0)
+		cpu = 0;
+	nb = task_ids(before, 64);
 	memset(&p, 0, sizeof(p));
 	p.flags = IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF;
-	p.sq_thread_cpu = cpu < 0 ? 0 : cpu;
+	p.sq_thread_cpu = cpu;
 	CHECK_EQ(io_uring_queue_init_params(8, &ring, &p), 0, "SQPOLL with SQ_AFF");
 	CHECK(p.features & IORING_FEAT_SQPOLL_NONFIXED, "SQPOLL_NONFIXED reported");
 	CHECK(p.features & IORING_FEAT_NODROP, "NODROP reported");
 	CHECK(ring.features == p.features, "ring.features");
+	/* The new thread is the SQ thread; it pins itself as it starts. */
+	na = task_ids(after, 64);
+	for (int i = 0; i < na && sq_tid < 0; i++) {
+		int old = 0;
+
+		for (int j = 0; j < nb; j++)
+			old |= after[i] == before[j];
+		if (!old)
+			sq_tid = after[i];
+	}
+	CHECK(sq_tid > 0, "no new thread for the SQPOLL ring");
+	for (int i = 0; i < 100 && !pinned; i++) {
+		cpu_set_t set;
+
+		CHECK_EQ(sched_getaffinity(sq_tid, sizeof(set), &set), 0, "SQ thread affinity");
+		pinned = CPU_COUNT(&set) == 1 && CPU_ISSET(cpu, &set);
+		if (!pinned)
+			usleep(10000);
+	}
+	CHECK(pinned, "SQ thread pinned to CPU %d", cpu);
 	for (int i = 0; i < 8; i++)
 		nop(&ring, 10 + i);
 	io_uring_queue_exit(&ring);
