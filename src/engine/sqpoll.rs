@@ -320,10 +320,8 @@ fn leave(sqd: &Sqd, ctx: Option<&Ctx>) {
     futex_wake(&sqd.space, i32::MAX);
     if stop {
         sqd.kick();
-        let tid = sqd.thread.load(Ordering::Acquire) as libc::pthread_t;
-        // SAFETY: a joinable thread started by `prepare`, joined only here,
-        // by the one caller that saw the last user leave.
-        unsafe { libc::pthread_join(tid, core::ptr::null_mut()) };
+        // Joined once: only the caller that saw the last user leave gets here.
+        os::join(sqd.thread.load(Ordering::Acquire) as libc::pthread_t);
     }
 }
 
