@@ -111,8 +111,8 @@ static void test_selection(void)
 static void test_setup_flags(void)
 {
 	static const unsigned refused[] = {
-		IORING_SETUP_SQPOLL, IORING_SETUP_ATTACH_WQ,
-		IORING_SETUP_HYBRID_IOPOLL,
+		IORING_SETUP_ATTACH_WQ, IORING_SETUP_SQ_AFF, IORING_SETUP_HYBRID_IOPOLL,
+		IORING_SETUP_SQPOLL | IORING_SETUP_COOP_TASKRUN,
 		IORING_SETUP_TASKRUN_FLAG, IORING_SETUP_DEFER_TASKRUN, 1U << 31,
 	};
 	static const unsigned accepted[] = {
@@ -121,7 +121,8 @@ static void test_setup_flags(void)
 		IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
 		IORING_SETUP_SQE128, IORING_SETUP_CQE32, IORING_SETUP_NO_SQARRAY,
 		IORING_SETUP_R_DISABLED, IORING_SETUP_IOPOLL,
-		IORING_SETUP_IOPOLL | IORING_SETUP_HYBRID_IOPOLL,
+		IORING_SETUP_IOPOLL | IORING_SETUP_HYBRID_IOPOLL, IORING_SETUP_SQPOLL,
+		IORING_SETUP_SQPOLL | IORING_SETUP_SINGLE_ISSUER,
 	};
 	struct io_uring_params p;
 	struct io_uring ring;
@@ -142,7 +143,7 @@ static void test_setup_flags(void)
 		CHECK((p.flags & accepted[i]) == accepted[i], "flags kept");
 		CHECK(p.features & IORING_FEAT_NODROP, "NODROP reported");
 		CHECK(p.features & IORING_FEAT_EXT_ARG, "EXT_ARG reported");
-		CHECK(!(p.features & IORING_FEAT_SQPOLL_NONFIXED), "no SQPOLL feature");
+		CHECK(p.features & IORING_FEAT_SQPOLL_NONFIXED, "SQPOLL_NONFIXED reported");
 		io_uring_queue_exit(&ring);
 	}
 	memset(&p, 0, sizeof(p));

@@ -45,11 +45,6 @@ int main(int argc, char *argv[])
 	(void)argc;
 	tu_set_name(argv[0]);
 
-	CHECK_EQ(io_uring_queue_init(2, &ring, 0), 0, "queue_init");
-	ret = liburing_rs_ring_engine(&ring);
-	io_uring_queue_exit(&ring);
-	if (ret == LIBURING_RS_ENGINE_USER)
-		SKIP("the userspace engine has no SQPOLL");
 	memset(&p, 0, sizeof(p));
 	p.flags = IORING_SETUP_SQPOLL;
 	p.sq_thread_idle = 10;	/* ms */

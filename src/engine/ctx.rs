@@ -150,6 +150,8 @@ pub(crate) struct Ctx {
     pub nr_sig_waiters: AtomicU32,
     /// A registered wait-argument region (address, bytes).
     pub wait_region: Mutex<(u64, usize)>,
+    /// The SQPOLL thread serving the ring, if any.
+    pub sqd: Option<alloc::sync::Arc<super::sqpoll::Sqd>>,
 }
 
 // SAFETY: the raw pointers address shared ring memory that is only accessed

@@ -18,6 +18,7 @@
 //! | `nop.rs` ... | one file per op family |
 //! | `register.rs`, `rsrc.rs` | register.c, rsrc.c, filetable.c |
 //! | `io_wq.rs` | io-wq.c (worker pool) |
+//! | `sqpoll.rs` | sqpoll.c (the SQPOLL thread) |
 //! | `reactor.rs` | poll.c's wait queues and the timeout hrtimers |
 
 mod advise;
@@ -48,6 +49,7 @@ mod setup;
 mod splice;
 mod sock;
 mod sqe;
+mod sqpoll;
 mod submit;
 mod sync;
 mod table;

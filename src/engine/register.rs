@@ -16,6 +16,11 @@ const MAX_RING_FDS: u32 = 16;
 /// only accessed through checked copies.
 pub(crate) unsafe fn register(r: &RingRef, opcode: u32, arg: *const core::ffi::c_void, nr: u32) -> i32 {
     let ctx = r.ctx();
+    // A SINGLE_ISSUER ring takes registrations from its submitter only,
+    // as the kernel's does (with or without an SQ thread).
+    if !super::wait::issuer_ok(ctx) {
+        return -libc::EEXIST;
+    }
     let arg = arg as u64;
     match opcode {
         IORING_REGISTER_PROBE => probe(arg, nr),
@@ -103,6 +108,7 @@ fn enable(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
     }
     super::wait::claim_issuer(ctx);
     ctx.disabled.store(false, Ordering::Release);
+    super::sqpoll::wake(ctx);
     0
 }
 

@@ -15,10 +15,7 @@ const MAX_CQ_ENTRIES: u32 = 2 * MAX_ENTRIES;
 const KNOWN_FLAGS: u32 = (1 << 21) - 1;
 /// The ones the engine does not implement: a kernel without them says
 /// -EINVAL, and so does the engine.
-const UNSUPPORTED: u32 = IORING_SETUP_SQPOLL
-    | IORING_SETUP_SQ_AFF
-    | IORING_SETUP_ATTACH_WQ
-    | IORING_SETUP_REGISTERED_FD_ONLY
+const UNSUPPORTED: u32 = IORING_SETUP_REGISTERED_FD_ONLY
     | IORING_SETUP_CQE_MIXED
     | IORING_SETUP_SQE_MIXED
     | IORING_SETUP_SQ_REWIND;
@@ -32,6 +29,7 @@ pub(crate) const FEATURES: u32 = IORING_FEAT_SINGLE_MMAP
     | IORING_FEAT_FAST_POLL
     | IORING_FEAT_POLL_32BITS
     | IORING_FEAT_EXT_ARG
+    | IORING_FEAT_SQPOLL_NONFIXED
     | IORING_FEAT_NATIVE_WORKERS
     | IORING_FEAT_RSRC_TAGS
     | IORING_FEAT_CQE_SKIP
@@ -44,7 +42,11 @@ fn check_flags(f: u32) -> Result<(), i32> {
         || f & UNSUPPORTED != 0
         || (f & IORING_SETUP_TASKRUN_FLAG != 0 && f & (IORING_SETUP_COOP_TASKRUN | IORING_SETUP_DEFER_TASKRUN) == 0)
         || (f & IORING_SETUP_DEFER_TASKRUN != 0 && f & IORING_SETUP_SINGLE_ISSUER == 0)
-        || (f & IORING_SETUP_HYBRID_IOPOLL != 0 && f & IORING_SETUP_IOPOLL == 0);
+        || (f & IORING_SETUP_HYBRID_IOPOLL != 0 && f & IORING_SETUP_IOPOLL == 0)
+        // Task-run notification flags mean nothing to a ring whose SQ thread
+        // runs its completions: the kernel refuses them together.
+        || (f & IORING_SETUP_SQPOLL != 0
+            && f & (IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_DEFER_TASKRUN) != 0);
     if bad {
         Err(-libc::EINVAL)
     } else {
@@ -180,11 +182,18 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
     check_flags(p.flags)?;
     let (sq, cq) = sizes(entries, p)?;
     let (rings_len, array_off, sqes_len) = layout(p.flags, sq, cq);
-    let mem = memory(p, rings_len, sqes_len)?;
+    let sqd = super::sqpoll::prepare(p)?;
+    let fail = |e: i32| {
+        if let Some(s) = &sqd {
+            super::sqpoll::abandon(s);
+        }
+        e
+    };
+    let mem = memory(p, rings_len, sqes_len).map_err(fail)?;
     let fd = os::eventfd();
     if fd < 0 {
         release_memory(&mem);
-        return Err(fd);
+        return Err(fail(fd));
     }
     super::fork::install();
     // SAFETY: the rings region is at least `off::CQES` bytes, writable,
@@ -232,14 +241,22 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
         sig_waiters: Mutex::new(alloc::vec::Vec::new()),
         nr_sig_waiters: AtomicU32::new(0),
         wait_region: Mutex::new((0, 0)),
+        sqd,
     });
     if p.flags & IORING_SETUP_R_DISABLED == 0 {
         super::wait::claim_issuer(&ctx);
     }
-    if let Err((ctx, e)) = table::register(ctx) {
-        // SAFETY: never registered, so nobody else can see it.
-        unsafe { Ctx::release(Box::into_raw(ctx)) };
-        return Err(e);
+    let idx = match table::register(ctx) {
+        Ok(idx) => idx,
+        Err((ctx, e)) => {
+            super::sqpoll::detach(&ctx);
+            // SAFETY: never registered, so nobody else can see it.
+            unsafe { Ctx::release(Box::into_raw(ctx)) };
+            return Err(e);
+        }
+    };
+    if let Some(r) = table::lookup_index(idx) {
+        super::sqpoll::attach(r, p.sq_thread_idle);
     }
     p.sq_entries = sq;
     p.cq_entries = cq;
@@ -334,6 +351,7 @@ pub(crate) fn shutdown(r: RingRef) {
         return;
     }
     ctx.dying.store(true, Ordering::SeqCst);
+    super::sqpoll::detach(ctx);
     super::reactor::unwatch_ring(ctx);
     super::cancel::cancel_all(ctx);
     loop {

@@ -9,8 +9,8 @@ use super::opdef;
 use super::req::{self, fail_chain, queue_chain, rf, Mode, ReqPtr};
 use super::sqe::Sqe;
 use crate::sys::{
-    io_uring_sqe, IORING_OP_LINK_TIMEOUT, IORING_OP_NOP, IORING_SETUP_IOPOLL, IORING_SETUP_SQE128, IORING_SETUP_SUBMIT_ALL, IOSQE_BUFFER_SELECT,
-    IOSQE_CQE_SKIP_SUCCESS, IOSQE_IO_DRAIN,
+    io_uring_sqe, IORING_OP_LINK_TIMEOUT, IORING_OP_NOP, IORING_SETUP_IOPOLL, IORING_SETUP_SQE128, IORING_SETUP_SQPOLL,
+    IORING_SETUP_SUBMIT_ALL, IOSQE_BUFFER_SELECT, IOSQE_CQE_SKIP_SUCCESS, IOSQE_IO_DRAIN,
 };
 
 /// Every IOSQE_* flag the kernel knows.
@@ -65,6 +65,15 @@ pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
     }
     let sq = SqView::new(ctx);
     let polled = ctx.flags & IORING_SETUP_IOPOLL != 0;
+    // An SQ thread's program may see CQEs at any moment: the head moves
+    // past each SQE as soon as it is read, before its CQE can show, so a
+    // program that reaped every CQE finds its SQ empty too.
+    let eager = ctx.flags & IORING_SETUP_SQPOLL != 0;
+    let publish = |to: u32| {
+        if eager {
+            ctx.word(off::SQ_HEAD).store(to, Ordering::Release);
+        }
+    };
     let mut chain: Option<Chain> = None;
     let mut batch = Batch::new();
     let mut done = 0;
@@ -83,12 +92,14 @@ pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
                         // SAFETY: as above; `dst` has room for `cnt` CQEs.
                         let k = unsafe { sq.copy_plain_nops(pos, dst, cnt) };
                         pos = pos.wrapping_add(k);
+                        publish(pos);
                         k
                     });
                     continue;
                 }
                 // SAFETY: as above. (IOPOLL rings check the file first.)
                 if let Some(words) = unsafe { super::rw::inline_simple(p) } {
+                    publish(pos.wrapping_add(1));
                     batch.push(ctx, words);
                     done += 1;
                     continue;
@@ -104,6 +115,7 @@ pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
         };
         // SAFETY: as above.
         let sqe = unsafe { Sqe::read(p) };
+        publish(pos.wrapping_add(1));
         if submit_one(ctx, &mut st, &sqe, &mut chain).is_err() && ctx.flags & IORING_SETUP_SUBMIT_ALL == 0 {
             break;
         }

@@ -11,7 +11,7 @@ use crate::sys::{
     io_uring_getevents_arg, io_uring_reg_wait, IORING_ENTER_ABS_TIMER, IORING_ENTER_EXT_ARG,
     IORING_ENTER_EXT_ARG_REG, IORING_ENTER_GETEVENTS, IORING_ENTER_NO_IOWAIT, IORING_ENTER_REGISTERED_RING,
     IORING_ENTER_SQ_WAIT, IORING_ENTER_SQ_WAKEUP, IORING_REG_WAIT_TS, IORING_SETUP_DEFER_TASKRUN,
-    IORING_SETUP_SINGLE_ISSUER,
+    IORING_SETUP_SINGLE_ISSUER, IORING_SETUP_SQPOLL,
 };
 
 const ENTER_FLAGS: u32 = IORING_ENTER_GETEVENTS
@@ -70,7 +70,17 @@ pub(crate) unsafe fn enter(ctx: &Ctx, to_submit: u32, min_complete: u32, flags: 
         return -libc::EBADFD;
     }
     let mut ret = 0;
-    if to_submit != 0 {
+    if ctx.flags & IORING_SETUP_SQPOLL != 0 {
+        // The SQ thread submits; the caller only wakes it or waits for SQ
+        // room, and is told `to_submit` as the kernel does.
+        if flags & IORING_ENTER_SQ_WAKEUP != 0 {
+            super::sqpoll::wake(ctx);
+        }
+        if flags & IORING_ENTER_SQ_WAIT != 0 {
+            super::sqpoll::wait_sq(ctx);
+        }
+        ret = to_submit as i32;
+    } else if to_submit != 0 {
         if !issuer_ok(ctx) {
             return -libc::EEXIST;
         }
