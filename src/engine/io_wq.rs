@@ -19,9 +19,14 @@ struct Pool {
     idle: u32,
     /// Caps for bounded (file) and unbounded work; 0 = default.
     max: [u32; 2],
+    /// Workers that have left, to be joined before the next one starts:
+    /// that one then reuses a stack, so exits and starts never leave more
+    /// stacks mapped than workers ever ran at once.
+    exited: alloc::vec::Vec<libc::pthread_t>,
 }
 
-static POOL: Mutex<Pool> = Mutex::new(Pool { queue: Fifo::new(), workers: 0, idle: 0, max: [0, 0] });
+static POOL: Mutex<Pool> =
+    Mutex::new(Pool { queue: Fifo::new(), workers: 0, idle: 0, max: [0, 0], exited: alloc::vec::Vec::new() });
 /// Worker CPU affinity (IORING_REGISTER_IOWQ_AFF): a generation and the
 /// mask; None restores the process's own.
 static AFFINITY: Mutex<(u32, Option<libc::cpu_set_t>)> = Mutex::new((0, None));
@@ -56,23 +61,24 @@ pub(crate) fn enqueue(ctx: &Ctx, req: ReqPtr) {
     // SAFETY: still ours until it is queued.
     let unbounded = super::opdef::get(unsafe { req.get() }.sqe.opcode).unbounded;
     ctx.list(req, st::QUEUED);
-    let (wake, spawn) = {
+    let (wake, spawn, exited) = {
         let mut p = POOL.lock();
         p.queue.push(req);
         if p.idle > 0 {
-            (true, false)
+            (true, false, alloc::vec::Vec::new())
         } else if p.workers < cap(&p, unbounded) {
             p.workers += 1;
-            (false, true)
+            (false, true, core::mem::take(&mut p.exited))
         } else {
-            (false, false)
+            (false, false, alloc::vec::Vec::new())
         }
     };
     if wake {
         WAKE.fetch_add(1, Ordering::SeqCst);
         futex_wake(&WAKE, 1);
     }
-    if spawn && os::spawn(worker_main, core::ptr::null_mut()).is_err() {
+    join_all(exited);
+    if spawn && os::spawn_joinable(worker_main, core::ptr::null_mut()).is_err() {
         let mut p = POOL.lock();
         p.workers -= 1;
         if p.workers == 0 {
@@ -210,7 +216,16 @@ extern "C" fn worker_main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
         }
     }
     p.workers -= 1;
+    // SAFETY: pthread_self has no preconditions.
+    p.exited.push(unsafe { libc::pthread_self() });
     core::ptr::null_mut()
+}
+
+/// Joins workers that have left (they take no lock any more).
+fn join_all(exited: alloc::vec::Vec<libc::pthread_t>) {
+    for t in exited {
+        os::join(t);
+    }
 }
 
 /// Sends idle workers away now (no engine ring is left).
@@ -227,6 +242,8 @@ pub(crate) fn idle_exit() {
         unsafe { libc::usleep(500) };
     }
     LEAVE.store(false, Ordering::Release);
+    let exited = core::mem::take(&mut POOL.lock().exited);
+    join_all(exited);
 }
 
 /// IORING_REGISTER_IOWQ_MAX_WORKERS: sets the caps that are non-zero and
@@ -254,4 +271,6 @@ pub(crate) unsafe fn after_fork_child() {
     p.queue = Fifo::new();
     p.workers = 0;
     p.idle = 0;
+    // The parent's threads are not ours to join.
+    p.exited.clear();
 }
