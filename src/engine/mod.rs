@@ -25,11 +25,13 @@ mod cancel;
 mod ctx;
 mod epoll;
 mod fork;
+mod fixed_fd;
 mod fs;
 mod io_wq;
 mod lock;
 #[cfg(panic = "abort")]
 mod malloc;
+mod msg_ring;
 mod nop;
 mod opdef;
 mod openclose;

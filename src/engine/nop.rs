@@ -4,7 +4,7 @@
 use super::ctx::Ctx;
 use super::opdef::{OpDef, BASE};
 use super::req::{Issued, Mode, OpData, Req, ReqPtr};
-use crate::sys::{IORING_NOP_CQE32, IORING_NOP_INJECT_RESULT, IORING_SETUP_CQE32};
+use crate::sys::{IORING_NOP_CQE32, IORING_NOP_INJECT_RESULT, IORING_SETUP_CQE32, IOSQE_FIXED_FILE};
 
 // nop_flags bits beyond the two liburing 2.15's header names.
 const NOP_FILE: u32 = 1 << 1;
@@ -35,7 +35,9 @@ fn issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
     let f = r.sqe.op_flags;
     let mut res = if f & IORING_NOP_INJECT_RESULT != 0 { r.sqe.len as i32 } else { 0 };
     if f & NOP_FILE != 0 {
-        let ok = if f & NOP_FIXED_FILE != 0 {
+        // IOSQE_FIXED_FILE names a fixed file here too (the kernel's
+        // answer for a bad one is -EBADF either way).
+        let ok = if f & NOP_FIXED_FILE != 0 || r.sqe.has(IOSQE_FIXED_FILE) {
             ctx.rsrc.lock().file(r.sqe.fd as u32).is_some()
         } else {
             // SAFETY: F_GETFD only inspects the descriptor table.

@@ -99,6 +99,8 @@ static TABLE: [Option<OpDef>; N] = {
     t[IORING_OP_TIMEOUT as usize] = Some(super::timeout::TIMEOUT);
     t[IORING_OP_TIMEOUT_REMOVE as usize] = Some(super::timeout::TIMEOUT_REMOVE);
     t[IORING_OP_LINK_TIMEOUT as usize] = Some(super::timeout::LINK_TIMEOUT);
+    t[IORING_OP_MSG_RING as usize] = Some(super::msg_ring::MSG_RING);
+    t[IORING_OP_FIXED_FD_INSTALL as usize] = Some(super::fixed_fd::FIXED_FD_INSTALL);
     t
 };
 

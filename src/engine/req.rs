@@ -291,6 +291,17 @@ impl Ctx {
         }
     }
 
+    /// Posts a CQE that another ring sends (MSG_RING): on a DEFER_TASKRUN
+    /// ring it waits as task work for the ring's own submitter, as the
+    /// kernel's remote posting does.
+    pub(crate) fn post_remote(&self, c: Cqe, mode: Mode) {
+        if self.defer_taskrun() {
+            self.queue_task_work(TaskWork::Cqe(c));
+        } else {
+            self.post_all(&[c], mode);
+        }
+    }
+
     /// Puts `req` on the armed list in state `state` (QUEUED or ARMED).
     pub(crate) fn list(&self, req: ReqPtr, state: u32) {
         self.list_locked(&mut self.inner.lock(), req, state);
