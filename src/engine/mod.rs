@@ -51,6 +51,7 @@ mod sync;
 mod table;
 mod timeout;
 mod wait;
+mod waitid;
 mod waiter;
 mod xattr;
 

@@ -103,6 +103,7 @@ static TABLE: [Option<OpDef>; N] = {
     t[IORING_OP_LINK_TIMEOUT as usize] = Some(super::timeout::LINK_TIMEOUT);
     t[IORING_OP_MSG_RING as usize] = Some(super::msg_ring::MSG_RING);
     t[IORING_OP_FIXED_FD_INSTALL as usize] = Some(super::fixed_fd::FIXED_FD_INSTALL);
+    t[IORING_OP_WAITID as usize] = Some(super::waitid::WAITID);
     t
 };
 

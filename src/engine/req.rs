@@ -147,6 +147,8 @@ pub(crate) enum OpData {
     Poll(u32),
     PollUpdate(super::poll::PollUpdate),
     Timeout(timeout::TimeoutData),
+    /// The last retry period of a WAITID that polls (ns).
+    Waitid(u64),
     TimeoutRemove(timeout::TimeoutRemove),
 }
 
