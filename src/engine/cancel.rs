@@ -128,6 +128,8 @@ fn detach(req: ReqPtr, was_queued: bool) {
     let r = unsafe { req.get() };
     if r.flags & rf::EPOLLED != 0 {
         reactor::disarm_fd(r);
+    } else if matches!(r.sqe.opcode, IORING_OP_FUTEX_WAIT | IORING_OP_FUTEX_WAITV) {
+        super::futex::forget(req);
     } else {
         reactor::del_timer(req);
         super::timeout::unlist_seq(r.ctx(), req);

@@ -27,6 +27,7 @@ mod epoll;
 mod fork;
 mod fixed_fd;
 mod fs;
+mod futex;
 mod io_wq;
 mod lock;
 #[cfg(panic = "abort")]

@@ -104,6 +104,9 @@ static TABLE: [Option<OpDef>; N] = {
     t[IORING_OP_MSG_RING as usize] = Some(super::msg_ring::MSG_RING);
     t[IORING_OP_FIXED_FD_INSTALL as usize] = Some(super::fixed_fd::FIXED_FD_INSTALL);
     t[IORING_OP_WAITID as usize] = Some(super::waitid::WAITID);
+    t[IORING_OP_FUTEX_WAIT as usize] = Some(super::futex::FUTEX_WAIT);
+    t[IORING_OP_FUTEX_WAKE as usize] = Some(super::futex::FUTEX_WAKE);
+    t[IORING_OP_FUTEX_WAITV as usize] = Some(super::futex::FUTEX_WAITV);
     t
 };
 

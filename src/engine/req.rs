@@ -149,6 +149,7 @@ pub(crate) enum OpData {
     Timeout(timeout::TimeoutData),
     /// The last retry period of a WAITID that polls (ns).
     Waitid(u64),
+    Futex(super::futex::FutexData),
     TimeoutRemove(timeout::TimeoutRemove),
 }
 

@@ -347,5 +347,6 @@ pub(crate) fn shutdown(r: RingRef) {
     if table::LIVE.load(Ordering::Acquire) == 0 {
         super::io_wq::idle_exit();
         super::reactor::maybe_stop();
+        super::futex::maybe_stop();
     }
 }
