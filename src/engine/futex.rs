@@ -20,16 +20,21 @@
 //!   entry whose word changed ends. A wake that reached an entry whose
 //!   request had already ended is passed on with a new wake of one.
 //! - Adding or removing entries bumps the control word, and the watcher
-//!   re-arms with the new set.
+//!   re-arms with the new set. A FUTEX_WAKE that ended engine waiters
+//!   waits (one thread switch) until their watchers re-armed without them
+//!   before it makes its system call, so that its count is the kernel's.
+//! - futex_waitv has no bitsets, so a FUTEX_WAIT with a bitset other than
+//!   FUTEX_BITSET_MATCH_ANY gets a "solo" watcher of its own that sleeps in
+//!   FUTEX_WAIT_BITSET (waking every 20 ms to see whether it was removed;
+//!   removal also wakes its word with its bitset, which may wake other
+//!   waiters of that bitset spuriously).
 //!
 //! Cost and limits: one wake-up of the watcher (and one re-arm system call)
 //! per wake, and per change of its set. The guarantee is that of a thread
 //! looping on futex_wait(2): a wake that follows a change of the word (the
 //! futex protocol) is never lost; a bare wake of an unchanged word that
-//! comes from outside the engine while a watcher re-arms can be missed,
-//! and a wake with a bitset ends a waiting entry whatever its own bitset
-//! (the watcher waits with futex_waitv, which has none), which looks like a
-//! spurious wake-up.
+//! comes from outside the engine while a watcher re-arms can be missed.
+//! A thread per bitset wait is the price of exact bitset matching.
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
@@ -136,6 +141,14 @@ struct Slot {
 struct Watcher {
     /// The control word the thread also waits on (never freed).
     ctrl: &'static AtomicU32,
+    /// The control value of the set the thread last armed: once it has
+    /// reached a value, no older entry is queued in the kernel any more.
+    armed: &'static AtomicU32,
+    /// The thread's id (it never waits for itself).
+    tid: i32,
+    /// The bitset of the one FUTEX_WAIT a "solo" watcher serves, 0 for a
+    /// shared one (futex_waitv has no bitsets).
+    solo: u32,
     entries: u32,
     running: bool,
 }
@@ -145,13 +158,15 @@ struct Registry {
     slots: Vec<Slot>,
     watchers: Vec<Watcher>,
     next_serial: u64,
+    /// Watchers whose entries changed (read by `wake`).
+    touched: Vec<usize>,
 }
 
 // SAFETY: the raw pointers name requests and rings that stay alive while
 // their entries are in the registry (they are removed before completion).
 unsafe impl Send for Registry {}
 
-static REG: Mutex<Registry> = Mutex::new(Registry { slots: Vec::new(), watchers: Vec::new(), next_serial: 1 });
+static REG: Mutex<Registry> = Mutex::new(Registry { slots: Vec::new(), watchers: Vec::new(), next_serial: 1, touched: Vec::new() });
 
 /// Makes watcher `w` re-arm with its current entries.
 fn kick(w: &Watcher) {
@@ -160,19 +175,25 @@ fn kick(w: &Watcher) {
 }
 
 impl Registry {
-    /// A watcher with room for one more entry, started if need be.
-    fn watcher_for_one(&mut self) -> Result<usize, i32> {
-        if let Some(i) = self.watchers.iter().position(|w| w.running && w.entries < PER_WATCHER) {
-            return Ok(i);
+    /// A watcher with room for one more entry, started if need be: a
+    /// shared one, or a solo one for a wait with a bitset.
+    fn watcher_for_one(&mut self, mask: u32) -> Result<usize, i32> {
+        if mask == MATCH_ANY {
+            if let Some(i) = self.watchers.iter().position(|w| w.running && w.solo == 0 && w.entries < PER_WATCHER) {
+                return Ok(i);
+            }
         }
         let i = match self.watchers.iter().position(|w| !w.running) {
             Some(i) => i,
             None => {
                 let ctrl: &'static AtomicU32 = Box::leak(Box::new(AtomicU32::new(0)));
-                self.watchers.push(Watcher { ctrl, entries: 0, running: false });
+                let armed: &'static AtomicU32 = Box::leak(Box::new(AtomicU32::new(0)));
+                self.watchers.push(Watcher { ctrl, armed, tid: 0, solo: 0, entries: 0, running: false });
                 self.watchers.len() - 1
             }
         };
+        self.watchers[i].solo = if mask == MATCH_ANY { 0 } else { mask };
+        self.watchers[i].tid = 0;
         os::spawn(watch, i as *mut c_void)?;
         self.watchers[i].running = true;
         Ok(i)
@@ -188,6 +209,14 @@ impl Registry {
                 let w = &mut self.watchers[s.watcher];
                 w.entries -= 1;
                 kick(w);
+                if w.solo != 0 {
+                    // A solo watcher sleeps on the word itself.
+                    // SAFETY: as in `wake`.
+                    unsafe { libc::syscall(SYS_FUTEX_WAKE, s.addr, w.solo as u64, i32::MAX as u64, s.flags) };
+                }
+                if !self.touched.contains(&s.watcher) {
+                    self.touched.push(s.watcher);
+                }
             } else {
                 i += 1;
             }
@@ -252,7 +281,7 @@ fn wait(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
     let serial = reg.next_serial;
     reg.next_serial += 1;
     for (i, w) in entries.iter().enumerate() {
-        let watcher = match reg.watcher_for_one() {
+        let watcher = match reg.watcher_for_one(mask) {
             Ok(x) => x,
             Err(e) => {
                 reg.remove(|s| s.serial == serial);
@@ -278,8 +307,10 @@ fn wake(_: &Ctx, req: ReqPtr, _: Mode) -> Issued {
         return Issued::Done(-libc::EINVAL, 0);
     }
     let mut done = Vec::new();
+    let mut stale = Vec::new();
     {
         let mut reg = REG.lock();
+        reg.touched.clear();
         let mut i = 0;
         while i < reg.slots.len() && (done.len() as u32) < nr {
             let s = &reg.slots[i];
@@ -292,6 +323,22 @@ fn wake(_: &Ctx, req: ReqPtr, _: Mode) -> Issued {
             }
             i += 1;
         }
+        let me = gettid();
+        for &w in reg.touched.iter() {
+            let w = &reg.watchers[w];
+            if w.running && w.tid != me {
+                stale.push((w.armed, w.ctrl.load(Ordering::SeqCst)));
+            }
+        }
+    }
+    // The watchers of the requests just ended still have them queued in
+    // the kernel, where the system call below could count them: wait until
+    // they have re-armed without them (a thread switch; never on a watcher,
+    // which has nothing queued while it runs and must not wait for another).
+    if !on_watcher() {
+        for (armed, want) in stale {
+            settle(armed, want);
+        }
     }
     let k = done.len() as i64;
     finish(done);
@@ -300,6 +347,30 @@ fn wake(_: &Ctx, req: ReqPtr, _: Mode) -> Issued {
     let m = unsafe { libc::syscall(SYS_FUTEX_WAKE, addr, mask as u64, (nr as i64 - k) as u64, flags) };
     let res = if m < 0 && k == 0 { os::errno() as i64 } else { k + m.max(0) };
     Issued::Done(res as i32, 0)
+}
+
+fn gettid() -> i32 {
+    // SAFETY: no arguments.
+    unsafe { libc::syscall(libc::SYS_gettid) as i32 }
+}
+
+/// Whether the calling thread is a watcher.
+fn on_watcher() -> bool {
+    let me = gettid();
+    REG.lock().watchers.iter().any(|w| w.running && w.tid == me)
+}
+
+/// Waits until a watcher has armed a set at least as new as `want` (or has
+/// exited, which leaves its control value behind for good: bounded wait).
+fn settle(armed: &AtomicU32, want: u32) {
+    let deadline = os::now_ns() + 100_000_000;
+    loop {
+        let cur = armed.load(Ordering::SeqCst);
+        if cur.wrapping_sub(want) as i32 >= 0 || os::now_ns() >= deadline {
+            return;
+        }
+        super::lock::futex_wait(armed, cur, Some(os::now_ns() + 1_000_000));
+    }
 }
 
 /// Cancellation took a waiting request: its entries leave the registry.
@@ -312,14 +383,22 @@ extern "C" fn watch(arg: *mut c_void) -> *mut c_void {
     let me = arg as usize;
     let mut v: Vec<WaitV> = Vec::new();
     let mut serials: Vec<u64> = Vec::new();
+    let mut solo;
     loop {
-        {
+        let armed = {
             let mut reg = REG.lock();
-            if reg.watchers[me].entries == 0 {
-                reg.watchers[me].running = false;
+            let w = &mut reg.watchers[me];
+            if w.tid == 0 {
+                w.tid = gettid();
+            }
+            if w.entries == 0 {
+                w.running = false;
+                w.armed.store(w.ctrl.load(Ordering::SeqCst), Ordering::SeqCst);
+                super::lock::futex_wake(w.armed, i32::MAX);
                 return core::ptr::null_mut();
             }
-            let ctrl = reg.watchers[me].ctrl;
+            let (ctrl, armed) = (w.ctrl, w.armed);
+            solo = w.solo;
             v.clear();
             serials.clear();
             v.push(WaitV { val: ctrl.load(Ordering::SeqCst) as u64, uaddr: ctrl.as_ptr() as u64, flags: SIZE_U32 | PRIVATE, reserved: 0 });
@@ -327,11 +406,11 @@ extern "C" fn watch(arg: *mut c_void) -> *mut c_void {
                 v.push(WaitV { val: s.val as u64, uaddr: s.addr, flags: s.flags, reserved: 0 });
                 serials.push(s.serial);
             }
-        }
-        // SAFETY: a live vector of `v.len()` (<= 128) futex_waitv entries,
-        // no timeout.
-        let ret = unsafe { libc::syscall(libc::SYS_futex_waitv, v.as_ptr(), v.len() as u32, 0u32, 0usize, 0usize) };
-        let ret = if ret < 0 { os::errno() as i64 } else { ret };
+            armed.store(v[0].val as u32, Ordering::SeqCst);
+            armed
+        };
+        super::lock::futex_wake(armed, i32::MAX);
+        let ret = if solo != 0 { sleep_solo(&v[1], solo) } else { sleep(&v) };
         let mut done = Vec::new();
         let mut pass_on = Vec::new();
         {
@@ -378,6 +457,36 @@ extern "C" fn watch(arg: *mut c_void) -> *mut c_void {
             unsafe { libc::sched_yield() };
         }
         finish(done);
+    }
+}
+
+/// futex_waitv over `v`: the index woken, or -errno.
+fn sleep(v: &[WaitV]) -> i64 {
+    // SAFETY: a live vector of `v.len()` (<= 128) futex_waitv entries, no
+    // timeout.
+    let ret = unsafe { libc::syscall(libc::SYS_futex_waitv, v.as_ptr(), v.len() as u32, 0u32, 0usize, 0usize) };
+    if ret < 0 {
+        os::errno() as i64
+    } else {
+        ret
+    }
+}
+
+/// A bitset wait on the one entry of a solo watcher, answered as `sleep`
+/// would (1: woken). It wakes every 20 ms to look at its set again: its
+/// control word is not part of the wait.
+fn sleep_solo(e: &WaitV, mask: u32) -> i64 {
+    let private = if e.flags & PRIVATE != 0 { libc::FUTEX_PRIVATE_FLAG } else { 0 };
+    let ts = os::ns_to_timespec(os::now_ns() + 20_000_000);
+    // SAFETY: FUTEX_WAIT_BITSET reads the word (failing with EFAULT if it
+    // cannot) and the absolute timespec.
+    let ret = unsafe {
+        libc::syscall(libc::SYS_futex, e.uaddr, libc::FUTEX_WAIT_BITSET | private, e.val as u32, &ts as *const libc::timespec, 0usize, mask)
+    };
+    match ret {
+        0 => 1,
+        _ if os::errno() == -libc::ETIMEDOUT => 0,
+        _ => os::errno() as i64,
     }
 }
 
