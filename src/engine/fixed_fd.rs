@@ -5,16 +5,15 @@ use super::ctx::Ctx;
 use super::opdef::{OpDef, BASE};
 use super::os;
 use super::req::{Issued, Mode, Req, ReqPtr};
-use crate::sys::{IORING_FIXED_FD_NO_CLOEXEC, IOSQE_ASYNC, IOSQE_FIXED_FILE};
+use crate::sys::{IORING_FIXED_FD_NO_CLOEXEC, IOSQE_FIXED_FILE};
 
 fn prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
     let s = &r.sqe;
     if s.off != 0 || s.addr != 0 || s.len != 0 || s.buf_index != 0 || s.file_index != 0 || s.addr3 != 0 {
         return Err(-libc::EINVAL);
     }
-    // Only a fixed file can be installed; the kernel also refuses an
-    // IOSQE_ASYNC one with -EBADF (measured on 6.18).
-    if !s.has(IOSQE_FIXED_FILE) || s.has(IOSQE_ASYNC) {
+    // Only a fixed file can be installed.
+    if !s.has(IOSQE_FIXED_FILE) {
         return Err(-libc::EBADF);
     }
     if s.op_flags & !IORING_FIXED_FD_NO_CLOEXEC != 0 {
