@@ -507,6 +507,22 @@ pub(crate) fn maybe_stop() {
     }
 }
 
+/// In a forked child: the watchers did not come along, and the parent's
+/// waiting requests are not the child's to touch.
+///
+/// # Safety
+/// Only from the atfork child handler.
+pub(crate) unsafe fn after_fork_child() {
+    // SAFETY: forwarded contract: no other thread exists.
+    unsafe { REG.reset_after_fork() };
+    let mut reg = REG.lock();
+    core::mem::forget(core::mem::take(&mut reg.slots));
+    for w in reg.watchers.iter_mut() {
+        w.entries = 0;
+        w.running = false;
+    }
+}
+
 pub(crate) const FUTEX_WAIT: OpDef = OpDef { prep, issue: wait, ..BASE };
 pub(crate) const FUTEX_WAITV: OpDef = OpDef { prep: prep_waitv, issue: wait, ..BASE };
 pub(crate) const FUTEX_WAKE: OpDef = OpDef { prep, issue: wake, ..BASE };
