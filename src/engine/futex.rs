@@ -20,9 +20,10 @@
 //!   entry whose word changed ends. A wake that reached an entry whose
 //!   request had already ended is passed on with a new wake of one.
 //! - Adding or removing entries bumps the control word, and the watcher
-//!   re-arms with the new set. A FUTEX_WAKE that ended engine waiters
-//!   waits (one thread switch) until their watchers re-armed without them
-//!   before it makes its system call, so that its count is the kernel's.
+//!   re-arms with the new set. A FUTEX_WAKE whose count the registry did
+//!   not use up waits (one thread switch) until every watcher re-armed
+//!   without the entries that left it before it makes its system call, so
+//!   that the kernel counts no ended request.
 //! - futex_waitv has no bitsets, so a FUTEX_WAIT with a bitset other than
 //!   FUTEX_BITSET_MATCH_ANY gets a "solo" watcher of its own that sleeps in
 //!   FUTEX_WAIT_BITSET (waking every 20 ms to see whether it was removed;
@@ -158,15 +159,13 @@ struct Registry {
     slots: Vec<Slot>,
     watchers: Vec<Watcher>,
     next_serial: u64,
-    /// Watchers whose entries changed (read by `wake`).
-    touched: Vec<usize>,
 }
 
 // SAFETY: the raw pointers name requests and rings that stay alive while
 // their entries are in the registry (they are removed before completion).
 unsafe impl Send for Registry {}
 
-static REG: Mutex<Registry> = Mutex::new(Registry { slots: Vec::new(), watchers: Vec::new(), next_serial: 1, touched: Vec::new() });
+static REG: Mutex<Registry> = Mutex::new(Registry { slots: Vec::new(), watchers: Vec::new(), next_serial: 1 });
 
 /// Makes watcher `w` re-arm with its current entries.
 fn kick(w: &Watcher) {
@@ -213,9 +212,6 @@ impl Registry {
                     // A solo watcher sleeps on the word itself.
                     // SAFETY: as in `wake`.
                     unsafe { libc::syscall(SYS_FUTEX_WAKE, s.addr, w.solo as u64, i32::MAX as u64, s.flags) };
-                }
-                if !self.touched.contains(&s.watcher) {
-                    self.touched.push(s.watcher);
                 }
             } else {
                 i += 1;
@@ -310,7 +306,6 @@ fn wake(_: &Ctx, req: ReqPtr, _: Mode) -> Issued {
     let mut stale = Vec::new();
     {
         let mut reg = REG.lock();
-        reg.touched.clear();
         let mut i = 0;
         while i < reg.slots.len() && (done.len() as u32) < nr {
             let s = &reg.slots[i];
@@ -323,25 +318,30 @@ fn wake(_: &Ctx, req: ReqPtr, _: Mode) -> Issued {
             }
             i += 1;
         }
+        // Watchers that have not re-armed since entries left them.
         let me = gettid();
-        for &w in reg.touched.iter() {
-            let w = &reg.watchers[w];
-            if w.running && w.tid != me {
-                stale.push((w.armed, w.ctrl.load(Ordering::SeqCst)));
+        for w in reg.watchers.iter().filter(|w| w.running && w.tid != me) {
+            let want = w.ctrl.load(Ordering::SeqCst);
+            if w.armed.load(Ordering::SeqCst) != want {
+                stale.push((w.armed, want));
             }
         }
     }
-    // The watchers of the requests just ended still have them queued in
-    // the kernel, where the system call below could count them: wait until
-    // they have re-armed without them (a thread switch; never on a watcher,
-    // which has nothing queued while it runs and must not wait for another).
+    let k = done.len() as i64;
+    finish(done);
+    if k == nr as i64 && k != 0 {
+        // All woken here: the address was valid, no system call needed.
+        return Issued::Done(k as i32, 0);
+    }
+    // Ended requests may still be queued in the kernel by watchers that
+    // have not re-armed, where the system call below would count them:
+    // wait until they have (a thread switch; never on a watcher, which has
+    // nothing queued while it runs and must not wait for another).
     if !on_watcher() {
         for (armed, want) in stale {
             settle(armed, want);
         }
     }
-    let k = done.len() as i64;
-    finish(done);
     // SAFETY: futex_wake(2) uses the address as a key and fails with
     // EFAULT or EINVAL on a bad one.
     let m = unsafe { libc::syscall(SYS_FUTEX_WAKE, addr, mask as u64, (nr as i64 - k) as u64, flags) };
