@@ -54,5 +54,12 @@ fn issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
     }
     // A CQE_MIXED ring marks the 32-byte entry it posts.
     let big = f & IORING_NOP_CQE32 != 0 && ctx.flags & IORING_SETUP_CQE_MIXED != 0;
-    Issued::Done(res, if big { IORING_CQE_F_32 } else { 0 })
+    let cflags = if big { IORING_CQE_F_32 } else { 0 };
+    if f & NOP_TW != 0 {
+        // Completed as task work: a DEFER_TASKRUN ring shows the CQE only
+        // once its submitter asks for events, as the kernel's does.
+        super::req::complete(ctx, req, res, cflags, Mode::Reactor);
+        return Issued::Queued;
+    }
+    Issued::Done(res, cflags)
 }
