@@ -11,7 +11,8 @@
  * (IORING_CQE_F_SKIP, posted when a big CQE would straddle the ring end)
  * are never handed out by peek/wait/peek_batch; the raw iterator shows
  * them (as liburing's does) only on the ring's last slot.
- * Also a CQE32 ring walked with the iterator across the wraparound.
+ * Also a CQE32 ring walked with the iterator across the wraparound, and a
+ * full mixed CQ holding big CQEs back in order.
  */
 #include "op-util.h"
 
@@ -319,11 +320,64 @@ static void cqe32_ring(void)
 	io_uring_queue_exit(&r);
 }
 
+/*
+ * A full mixed CQ: a 32-byte CQE that does not fit waits in the overflow
+ * list (IORING_SQ_CQ_OVERFLOW) and lands, in order, once there is room; a
+ * padding entry fills the last slot when a big one would straddle the end.
+ */
+static void mixed_overflow(void)
+{
+	struct io_uring r;
+	struct io_uring_params p;
+	struct io_uring_cqe *cqe;
+	int ret;
+
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_CQE_MIXED;
+	ret = io_uring_queue_init_params(4, &r, &p);
+	if (ret == -EINVAL)
+		return;
+	CHECK_EQ(ret, 0, "queue_init_params(CQE_MIXED)");
+	CHECK_EQ(r.cq.ring_entries, 8, "cq entries");
+	/* move the CQ to slot 3 */
+	for (int i = 0; i < 3; i++)
+		io_uring_prep_nop(op_sqe(&r));
+	op_submit(&r, 3);
+	io_uring_cq_advance(&r, 3);
+	/* slots 3-4, 5-6, padding at 7, 0-1; the fourth does not fit */
+	for (int i = 0; i < 4; i++) {
+		struct io_uring_sqe *sqe = op_sqe(&r);
+
+		io_uring_prep_nop(sqe);
+		sqe->nop_flags = IORING_NOP_CQE32;
+		sqe->off = 100 + i;
+		sqe->addr = 200 + i;
+		io_uring_sqe_set_data64(sqe, 10 + i);
+		op_submit(&r, 1);
+	}
+	CHECK_EQ(*r.cq.ktail - *r.cq.khead, 7, "slots used by three big CQEs and a pad");
+	CHECK(IO_URING_READ_ONCE(*r.sq.kflags) & IORING_SQ_CQ_OVERFLOW,
+	      "the fourth big CQE is not held back");
+	CHECK(r.cq.cqes[7].flags & IORING_CQE_F_SKIP, "no padding entry at slot 7");
+	for (int i = 0; i < 4; i++) {
+		CHECK_EQ(io_uring_wait_cqe(&r, &cqe), 0, "wait_cqe");
+		CHECK(cqe->user_data == (__u64)(10 + i) && (cqe->flags & IORING_CQE_F_32) &&
+		      cqe->big_cqe[0] == (__u64)(100 + i) && cqe->big_cqe[1] == (__u64)(200 + i),
+		      "big CQE %d after overflow: ud %llu flags %#x", i,
+		      (unsigned long long)cqe->user_data, cqe->flags);
+		io_uring_cqe_seen(&r, cqe);
+	}
+	CHECK(!(IO_URING_READ_ONCE(*r.sq.kflags) & IORING_SQ_CQ_OVERFLOW),
+	      "overflow flag still set");
+	io_uring_queue_exit(&r);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
 	tu_set_name(argv[0]);
 	cqe32_ring();
+	mixed_overflow();
 	mixed();
 	tu_pass();
 	return 0;

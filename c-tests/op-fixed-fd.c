@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* IORING_OP_FIXED_FD_INSTALL: a fixed file becomes a normal descriptor. */
+/*
+ * IORING_OP_FIXED_FD_INSTALL: a fixed file becomes a normal descriptor;
+ * and the kernel's answers to bad slots, flags and fields.
+ */
 #include "op-util.h"
 
 int main(int argc, char **argv)
@@ -35,6 +38,32 @@ int main(int argc, char **argv)
 	sqe = op_sqe(&ring);
 	io_uring_prep_fixed_fd_install(sqe, 3, 0);
 	CHECK_EQ(op_run1(&ring), -EBADF, "install from a bad slot");
+
+	/* unknown flag, stray fields, not a fixed file; IOSQE_ASYNC is fine */
+	sqe = op_sqe(&ring);
+	io_uring_prep_fixed_fd_install(sqe, 0, 2);
+	CHECK_EQ(op_run1(&ring), -EINVAL, "install with an unknown flag");
+	sqe = op_sqe(&ring);
+	io_uring_prep_fixed_fd_install(sqe, 0, 0);
+	sqe->off = 1;
+	CHECK_EQ(op_run1(&ring), -EINVAL, "install with sqe->off");
+	sqe = op_sqe(&ring);
+	io_uring_prep_fixed_fd_install(sqe, 0, 0);
+	sqe->addr3 = 1;
+	CHECK_EQ(op_run1(&ring), -EINVAL, "install with sqe->addr3");
+	sqe = op_sqe(&ring);
+	io_uring_prep_fixed_fd_install(sqe, 0, 0);
+	sqe->flags = 0;
+	CHECK_EQ(op_run1(&ring), -EBADF, "install without IOSQE_FIXED_FILE");
+	sqe = op_sqe(&ring);
+	io_uring_prep_fixed_fd_install(sqe, 0, 0);
+	sqe->flags |= IOSQE_ASYNC;
+	fd = op_run1(&ring);
+	CHECK(fd >= 0 && fcntl(fd, F_GETFD) == FD_CLOEXEC, "install with IOSQE_ASYNC: %d", fd);
+	close(fd);
+	sqe = op_sqe(&ring);
+	io_uring_prep_fixed_fd_install(sqe, 1 << 20, 0);
+	CHECK_EQ(op_run1(&ring), -EBADF, "install from a slot past the table");
 
 	io_uring_queue_exit(&ring);
 	tu_pass();

@@ -1,8 +1,126 @@
 /* SPDX-License-Identifier: MIT */
-/* IORING_OP_WAITID on a forked child: status, pid and code in siginfo. */
+/*
+ * IORING_OP_WAITID on forked children: status, pid and code in siginfo
+ * (exited, killed, stopped), P_ALL and P_PGID, WNOHANG with nothing to
+ * report, bad arguments, cancellation of a pending wait, and a ring torn
+ * down with a wait still pending.
+ */
 #include <signal.h>
 #include <sys/wait.h>
 #include "op-util.h"
+
+static pid_t child_pausing(void)
+{
+	pid_t pid = fork();
+
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	return pid;
+}
+
+static void more_cases(struct io_uring *ring)
+{
+	struct io_uring_sqe *sqe;
+	struct op_cqe c[2];
+	siginfo_t si;
+	pid_t pid;
+
+	/* WNOHANG with a live child: res 0, si_signo 0 and si_pid 0 */
+	pid = child_pausing();
+	memset(&si, 0xff, sizeof(si));
+	sqe = op_sqe(ring);
+	io_uring_prep_waitid(sqe, P_PID, pid, &si, WEXITED | WNOHANG, 0);
+	CHECK_EQ(op_run1(ring), 0, "waitid WNOHANG, nothing yet");
+	CHECK(si.si_signo == 0 && si.si_pid == 0, "WNOHANG siginfo: signo %d pid %d",
+	      si.si_signo, si.si_pid);
+
+	/* stopped child (WSTOPPED, retried until seen) */
+	sqe = op_sqe(ring);
+	io_uring_prep_waitid(sqe, P_PID, pid, &si, WSTOPPED, 0);
+	op_submit(ring, 1);
+	usleep(5000);
+	CHECK_EQ(io_uring_cq_ready(ring), 0, "WSTOPPED wait completed early");
+	kill(pid, SIGSTOP);
+	CHECK_EQ(op_wait(ring).res, 0, "waitid WSTOPPED");
+	CHECK(si.si_pid == pid && si.si_code == CLD_STOPPED &&
+	      si.si_status == SIGSTOP, "stopped siginfo: code %d status %d",
+	      si.si_code, si.si_status);
+
+	/* P_ALL, then cancel a pending wait by user_data */
+	sqe = op_sqe(ring);
+	io_uring_prep_waitid(sqe, P_ALL, 0, &si, WEXITED, 0);
+	io_uring_sqe_set_data64(sqe, 1);
+	op_submit(ring, 1);
+	usleep(5000);
+	CHECK_EQ(io_uring_cq_ready(ring), 0, "P_ALL wait completed early");
+	sqe = op_sqe(ring);
+	io_uring_prep_cancel64(sqe, 1, 0);
+	io_uring_sqe_set_data64(sqe, 2);
+	op_submit(ring, 1);
+	op_wait_n(ring, c, 2);
+	CHECK_EQ(c[0].res, -ECANCELED, "cancelled waitid");
+	/* the kernel counts the waitid it cancelled */
+	CHECK_EQ(c[1].res, 1, "cancel of a waitid");
+
+	/* P_PGID (our group) sees the killed child; P_PID was cancelled above */
+	sqe = op_sqe(ring);
+	io_uring_prep_waitid(sqe, P_PGID, 0, &si, WEXITED, 0);
+	op_submit(ring, 1);
+	kill(pid, SIGKILL);
+	CHECK_EQ(op_wait(ring).res, 0, "waitid P_PGID");
+	CHECK(si.si_pid == pid && si.si_code == CLD_KILLED, "P_PGID siginfo: pid %d code %d",
+	      si.si_pid, si.si_code);
+
+	/* bad input: no event asked for, unknown idtype, pid 0, sqe->addr */
+	sqe = op_sqe(ring);
+	io_uring_prep_waitid(sqe, P_ALL, 0, &si, 0, 0);
+	CHECK_EQ(op_run1(ring), -EINVAL, "waitid without WEXITED/WSTOPPED/WCONTINUED");
+	sqe = op_sqe(ring);
+	io_uring_prep_waitid(sqe, (idtype_t)77, 0, &si, WEXITED, 0);
+	CHECK_EQ(op_run1(ring), -EINVAL, "waitid with an unknown idtype");
+	sqe = op_sqe(ring);
+	io_uring_prep_waitid(sqe, P_PID, 0, &si, WEXITED, 0);
+	CHECK_EQ(op_run1(ring), -EINVAL, "waitid P_PID 0");
+	sqe = op_sqe(ring);
+	io_uring_prep_waitid(sqe, P_ALL, 0, &si, WEXITED, 0);
+	sqe->addr = 1;
+	CHECK_EQ(op_run1(ring), -EINVAL, "waitid with sqe->addr set");
+	sqe = op_sqe(ring);
+	io_uring_prep_waitid(sqe, P_ALL, 0, &si, WEXITED, 0);
+	CHECK_EQ(op_run1(ring), -ECHILD, "waitid with no children");
+}
+
+/* A ring torn down with waits pending completes nothing, leaves no fd
+ * behind (the engine's pidfds) and leaves the children to the process. */
+static void teardown_pending(void)
+{
+	struct io_uring ring;
+	struct io_uring_sqe *sqe;
+	siginfo_t si;
+	pid_t pid = child_pausing();
+	int fds = tu_count_fds();
+
+	op_ring(&ring, 4, 0);
+	sqe = op_sqe(&ring);
+	io_uring_prep_waitid(sqe, P_PID, pid, &si, WEXITED, 0);
+	sqe = op_sqe(&ring);
+	io_uring_prep_waitid(sqe, P_ALL, 0, &si, WSTOPPED, 0);
+	op_submit(&ring, 2);
+	io_uring_queue_exit(&ring);
+	CHECK_EQ(tu_count_fds(), fds, "fds after teardown with waits pending");
+	kill(pid, SIGKILL);
+	memset(&si, 0, sizeof(si));
+	if (tu_on_engine())
+		CHECK(waitid(P_PID, pid, &si, WEXITED) == 0 && si.si_pid == pid,
+		      "child not reapable after teardown: %s", strerror(errno));
+	else
+		/* the kernel cancels a closed ring's waits from a workqueue,
+		 * so its wait may still race ours for the child */
+		waitid(P_PID, pid, &si, WEXITED);
+}
 
 int main(int argc, char **argv)
 {
@@ -50,7 +168,9 @@ int main(int argc, char **argv)
 	      si.si_status == SIGKILL, "killed siginfo: code %d status %d",
 	      si.si_code, si.si_status);
 
+	more_cases(&ring);
 	io_uring_queue_exit(&ring);
+	teardown_pending();
 	tu_pass();
 	return 0;
 }

@@ -2,7 +2,9 @@
 //!
 //! Each seed generates a request program over the part-1 opcodes: files in
 //! a temp dir (plain and fixed fds, fixed buffers), pipes, path operations,
-//! NOPs with injected results, links, hard links, link timeouts, drains,
+//! NOPs with injected results and the other NOP flags (files, fixed files
+//! and buffers, task work, unknown flags), MSG_RING data messages to the
+//! ring itself and to non-ring fds, links, hard links, link timeouts, drains,
 //! unix stream socketpairs and loopback TCP and UDP pairs (SEND, RECV,
 //! SENDMSG, RECVMSG, MSG_WAITALL, truncated datagrams, SHUTDOWN and the
 //! end of stream, IORING_CQE_F_SOCK_NONEMPTY), CONNECT and ACCEPT on a
@@ -95,6 +97,7 @@ const OP_SYMLINKAT: u8 = 38;
 const OP_LINKAT: u8 = 39;
 const OP_FSETXATTR: u8 = 41;
 const OP_FGETXATTR: u8 = 43;
+const OP_MSG_RING: u8 = 40;
 const OP_FTRUNCATE: u8 = 55;
 const OP_SENDMSG: u8 = 9;
 const OP_RECVMSG: u8 = 10;
@@ -113,6 +116,10 @@ const F_ASYNC: u8 = 1 << 4;
 const F_SKIP_SUCCESS: u8 = 1 << 6;
 
 const NOP_INJECT_RESULT: u32 = 1;
+const NOP_FILE: u32 = 1 << 1;
+const NOP_FIXED_FILE: u32 = 1 << 2;
+const NOP_FIXED_BUFFER: u32 = 1 << 3;
+const NOP_TW: u32 = 1 << 4;
 const FSYNC_DATASYNC: u32 = 1;
 
 /// The fields of an SQE the programs use, written at the kernel's offsets.
@@ -288,6 +295,8 @@ enum Arg {
     Listener,
     /// Fresh client socket i, connecting to the listener.
     Client(usize),
+    /// The run's own ring fd.
+    Ring,
 }
 
 /// Where an op's data lives: indexes into the run's buffers.
@@ -790,6 +799,9 @@ impl Gen {
                     o.sqe.op_flags = NOP_INJECT_RESULT;
                     o.sqe.len = self.rng.pick(&[0u32, 7, (-libc::EIO) as u32, (-libc::ENOENT) as u32]);
                 }
+                if self.rng.chance(40) {
+                    self.nop_flags(&mut o);
+                }
                 vec![o]
             }
             2 => {
@@ -870,6 +882,50 @@ impl Gen {
                 let mut o = self.op(OP_NOP, Arg::None, Data::None);
                 o.sqe.flags |= F_ASYNC;
                 vec![o]
+            }
+        }
+    }
+
+    /// The NOP flags beyond INJECT_RESULT, and MSG_RING data messages
+    /// (to the ring itself: the target CQE comes first; to a pipe or a
+    /// closed fd: the kernel's errors).
+    fn nop_flags(&mut self, o: &mut Op) {
+        match self.rng.below(7) {
+            0 => {
+                o.sqe.op_flags |= NOP_FILE;
+                o.arg = Arg::File(self.rng.below(FILES as u64) as usize);
+                if self.rng.chance(50) {
+                    o.sqe.op_flags |= NOP_FIXED_FILE;
+                    o.sqe.flags |= F_FIXED_FILE;
+                }
+            }
+            1 => {
+                // A slot past the table, or an fd that is not open.
+                o.sqe.op_flags |= NOP_FILE | if self.rng.chance(50) { NOP_FIXED_FILE } else { 0 };
+                o.sqe.fd = self.rng.pick(&[FIXED_SLOTS as i32 + 32, 4000, -1]);
+            }
+            2 => {
+                o.sqe.op_flags |= NOP_FIXED_BUFFER;
+                o.sqe.buf_index = self.rng.pick(&[0u16, 1, 40]);
+            }
+            3 => o.sqe.op_flags |= NOP_TW,
+            4 => o.sqe.op_flags |= self.rng.pick(&[1u32 << 6, 1 << 9, 1 << 31]),
+            5 => {
+                o.sqe.opcode = OP_MSG_RING;
+                o.arg = Arg::Ring;
+                o.sqe.op_flags = 0;
+                o.sqe.off = o.sqe.user_data | 1 << 48;
+                o.sqe.len = self.rng.below(100) as u32;
+            }
+            _ => {
+                o.sqe.opcode = OP_MSG_RING;
+                o.sqe.op_flags = 0;
+                o.sqe.off = o.sqe.user_data | 1 << 48;
+                if self.rng.chance(50) {
+                    o.arg = Arg::PipeW(self.rng.below(PIPES as u64) as usize);
+                } else {
+                    o.sqe.fd = 4001;
+                }
             }
         }
     }
@@ -1114,6 +1170,8 @@ struct Env {
     laddr: Box<libc::sockaddr_in>,
     clients: Vec<i32>,
     epfd: i32,
+    /// Set once the run's ring exists.
+    ring_fd: i32,
     names: Vec<CString>,
     outs: Vec<Vec<u8>>,
     fixed: Vec<Vec<u8>>,
@@ -1187,6 +1245,7 @@ fn open_env(prog: &Program, dir: &Path) -> Env {
         clients,
         // SAFETY: plain fd creation.
         epfd: unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) },
+        ring_fd: -1,
         names,
         outs: vec![vec![0u8; BUF_SIZE]; prog.outs],
         fixed: vec![pattern(prog.seed ^ 0xf1, BUF_SIZE), pattern(prog.seed ^ 0xf2, BUF_SIZE)],
@@ -1275,6 +1334,7 @@ fn resolve(env: &mut Env, op: &Op) -> Sqe {
             s.fd = env.epfd;
             s.off = env.pipes[p][0] as u64;
         }
+        Arg::Ring => s.fd = env.ring_fd,
     }
     if matches!(s.opcode, OP_SPLICE | OP_TEE) {
         s.file_index = env.pipes[s.file_index as usize][0] as u32;
@@ -1394,6 +1454,8 @@ fn run(lib: &Lib, prog: &Program, engine: &str) -> Result<RunResult, String> {
     if ret < 0 {
         return Err(format!("{engine} ring setup failed: {ret}"));
     }
+    // struct io_uring's ring_fd (liburing 2.15's layout).
+    env.ring_fd = i32::from_ne_bytes(ring.0[196..200].try_into().unwrap());
     let want = if engine == "user" { 1 } else { 0 };
     // SAFETY: a ring just set up.
     assert_eq!(unsafe { (lib.ring_engine)(&ring) }, want, "engine of the {engine} ring");

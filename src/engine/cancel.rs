@@ -36,7 +36,7 @@ impl CancelData {
         }
         if f & IORING_ASYNC_CANCEL_FD != 0 {
             let timeout = matches!(r.sqe.opcode, IORING_OP_TIMEOUT | IORING_OP_LINK_TIMEOUT);
-            if timeout || (r.sqe.has(IOSQE_FIXED_FILE), r.sqe.fd) != self.file {
+            if timeout || counted(r.sqe.opcode) || (r.sqe.has(IOSQE_FIXED_FILE), r.sqe.fd) != self.file {
                 return false;
             }
         }
@@ -46,6 +46,13 @@ impl CancelData {
         let by_data = f & IORING_ASYNC_CANCEL_USERDATA != 0 || f & (IORING_ASYNC_CANCEL_FD | IORING_ASYNC_CANCEL_OP) == 0;
         !by_data || r.sqe.user_data == self.user_data
     }
+}
+
+/// Ops whose cancellation the kernel reports as a count even when one
+/// request was asked for (its waitid and futex lists answer that way), and
+/// that no fd-based cancellation finds.
+fn counted(opcode: u8) -> bool {
+    matches!(opcode, IORING_OP_WAITID | IORING_OP_FUTEX_WAIT | IORING_OP_FUTEX_WAITV)
 }
 
 fn prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
@@ -77,9 +84,20 @@ pub(crate) fn cancel(ctx: &Ctx, cd: &CancelData, mode: Mode) -> i32 {
         }
     }
     let all = cd.flags & (IORING_ASYNC_CANCEL_ALL | IORING_ASYNC_CANCEL_ANY) != 0;
-    let (done, running) = cancel_where(ctx, |r| cd.matches(r), all, mode);
+    let mut count = false;
+    let (done, running) = cancel_where(
+        ctx,
+        |r| {
+            let m = cd.matches(r);
+            count = m && counted(r.sqe.opcode);
+            m
+        },
+        all,
+        mode,
+    );
     match (all, done, running) {
         (true, d, r) => (d + r) as i32,
+        (false, 1.., _) if count => 1,
         (false, 1.., _) => 0,
         (false, 0, 1..) => -libc::EALREADY,
         _ => -libc::ENOENT,
@@ -110,6 +128,8 @@ fn detach(req: ReqPtr, was_queued: bool) {
     let r = unsafe { req.get() };
     if r.flags & rf::EPOLLED != 0 {
         reactor::disarm_fd(r);
+    } else if matches!(r.sqe.opcode, IORING_OP_FUTEX_WAIT | IORING_OP_FUTEX_WAITV) {
+        super::futex::forget(req);
     } else {
         reactor::del_timer(req);
         super::timeout::unlist_seq(r.ctx(), req);

@@ -14,7 +14,10 @@ use super::os;
 use super::req::{ArmedList, Fifo, Mode};
 use super::rsrc::Rsrc;
 use super::lock::{futex_wake, Mutex};
-use crate::sys::{io_uring_cqe, io_uring_sqe, IORING_CQ_EVENTFD_DISABLED, IORING_SETUP_CQE32, IORING_SQ_CQ_OVERFLOW};
+use crate::sys::{
+    io_uring_cqe, io_uring_sqe, IORING_CQE_F_32, IORING_CQE_F_SKIP, IORING_CQ_EVENTFD_DISABLED, IORING_SETUP_CQE32,
+    IORING_SETUP_CQE_MIXED, IORING_SQ_CQ_OVERFLOW,
+};
 
 /// Byte offsets inside the rings region, the kernel's `struct io_rings`.
 pub(crate) mod off {
@@ -39,7 +42,8 @@ pub(crate) struct Cqe {
     pub user_data: u64,
     pub res: i32,
     pub flags: u32,
-    /// The second half of a 32-byte CQE (CQE32 rings only).
+    /// The second half of a 32-byte CQE (CQE32 rings, and IORING_CQE_F_32
+    /// entries of CQE_MIXED rings).
     pub big: [u64; 2],
 }
 
@@ -217,17 +221,21 @@ impl Ctx {
         }
     }
 
-    /// Writes one CQE at `idx` (not yet published).
-    fn write_cqe(&self, idx: u32, c: &Cqe) {
-        let big = self.flags & IORING_SETUP_CQE32 != 0;
-        let slot = ((idx & self.cq_mask()) as usize) << big as usize;
-        // SAFETY: the slot lies in the CQE array (mask) and is ours: it is
-        // beyond the published tail and the application's head (acquired
-        // in `has_room`) says it finished with it.
+    /// Writes one CQE at `idx` (not yet published); `wide` writes its
+    /// second half too (CQE32 rings, and F_32 entries of a CQE_MIXED ring,
+    /// which take two slots).
+    fn write_cqe(&self, idx: u32, c: &Cqe, wide: bool) {
+        let shift = (self.flags & IORING_SETUP_CQE32 != 0) as usize;
+        let slot = ((idx & self.cq_mask()) as usize) << shift;
+        // SAFETY: the slot (and, for a wide entry, the one after it) lies
+        // in the CQE array (mask; `put` never lets a mixed ring's wide
+        // entry start on the last slot) and is ours: it is beyond the
+        // published tail and the application's head (acquired in `put`)
+        // says it finished with it.
         unsafe {
             let p = (self.mem.rings.add(off::CQES) as *mut io_uring_cqe).add(slot);
             core::ptr::write_volatile(p, io_uring_cqe { user_data: c.user_data, res: c.res, flags: c.flags, big_cqe: [] });
-            if big {
+            if wide {
                 let extra = p.add(1) as *mut u64;
                 core::ptr::write_volatile(extra, c.big[0]);
                 core::ptr::write_volatile(extra.add(1), c.big[1]);
@@ -235,21 +243,44 @@ impl Ctx {
         }
     }
 
-    fn has_room(&self, inner: &Inner) -> bool {
+    /// Writes `c` at the tail if the CQ has room for it; false if not.
+    /// On a CQE_MIXED ring a 32-byte entry (IORING_CQE_F_32) takes two
+    /// slots and never wraps: at the last slot it goes behind a padding
+    /// entry (IORING_CQE_F_SKIP), as the kernel lays them out.
+    fn put(&self, inner: &mut Inner, c: &Cqe) -> bool {
         let head = self.word(off::CQ_HEAD).load(Ordering::Acquire);
-        inner.cq_tail.wrapping_sub(head) < self.cq_entries
+        let free = self.cq_entries - inner.cq_tail.wrapping_sub(head);
+        let mixed_big = self.flags & IORING_SETUP_CQE_MIXED != 0 && c.flags & IORING_CQE_F_32 != 0;
+        if !mixed_big {
+            if free == 0 {
+                return false;
+            }
+            self.write_cqe(inner.cq_tail, c, self.flags & IORING_SETUP_CQE32 != 0);
+            inner.cq_tail = inner.cq_tail.wrapping_add(1);
+            inner.pending_notify += 1;
+            return true;
+        }
+        let pad = inner.cq_tail & self.cq_mask() == self.cq_mask();
+        if free < 2 + pad as u32 {
+            return false;
+        }
+        if pad {
+            self.write_cqe(inner.cq_tail, &Cqe::new(0, 0, IORING_CQE_F_SKIP), false);
+            inner.cq_tail = inner.cq_tail.wrapping_add(1);
+        }
+        self.write_cqe(inner.cq_tail, c, true);
+        inner.cq_tail = inner.cq_tail.wrapping_add(2);
+        inner.pending_notify += 1;
+        true
     }
 
     /// Moves overflowed CQEs into the CQ while there is room.
     fn flush_overflow_locked(&self, inner: &mut Inner) {
         while let Some(c) = inner.overflow.front() {
-            if !self.has_room(inner) {
+            let c = *c;
+            if !self.put(inner, &c) {
                 return;
             }
-            let c = *c;
-            self.write_cqe(inner.cq_tail, &c);
-            inner.cq_tail = inner.cq_tail.wrapping_add(1);
-            inner.pending_notify += 1;
             inner.overflow.pop_front();
         }
         self.overflow_held.store(false, Ordering::Relaxed);
@@ -265,11 +296,7 @@ impl Ctx {
         if !inner.overflow.is_empty() {
             self.flush_overflow_locked(inner);
         }
-        if inner.overflow.is_empty() && self.has_room(inner) {
-            self.write_cqe(inner.cq_tail, c);
-            inner.cq_tail = inner.cq_tail.wrapping_add(1);
-            inner.pending_notify += 1;
-        } else {
+        if !inner.overflow.is_empty() || !self.put(inner, c) {
             inner.overflow.push_back(*c);
             self.overflow_held.store(true, Ordering::Relaxed);
             self.set_sq_flag(IORING_SQ_CQ_OVERFLOW, true);

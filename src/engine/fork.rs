@@ -14,6 +14,7 @@ extern "C" fn child() {
         super::io_wq::after_fork_child();
         super::reactor::after_fork_child();
         super::waiter::after_fork_child();
+        super::futex::after_fork_child();
     }
 }
 

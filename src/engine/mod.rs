@@ -26,7 +26,9 @@ mod cancel;
 mod ctx;
 mod epoll;
 mod fork;
+mod fixed_fd;
 mod fs;
+mod futex;
 mod io_wq;
 mod kbuf;
 mod lock;
@@ -34,6 +36,7 @@ mod lock;
 mod malloc;
 mod net;
 mod netbuf;
+mod msg_ring;
 mod nop;
 mod opdef;
 mod openclose;
@@ -55,6 +58,7 @@ mod sync;
 mod table;
 mod timeout;
 mod wait;
+mod waitid;
 mod waiter;
 mod xattr;
 
@@ -184,6 +188,9 @@ pub unsafe fn enter(fd: i32, to_submit: u32, min_complete: u32, flags: u32, arg:
 #[cold]
 #[inline(never)]
 pub unsafe fn register(fd: i32, opcode: u32, arg: *const c_void, nr_args: u32) -> i32 {
+    if fd == -1 && opcode == sys::IORING_REGISTER_SEND_MSG_RING {
+        return msg_ring::sync_msg(arg, nr_args);
+    }
     let r = if opcode & IORING_REGISTER_USE_REGISTERED_RING != 0 { table::lookup_registered(fd as u32) } else { table::lookup(fd) };
     let Some(r) = r else {
         // SAFETY: forwarded contract.

@@ -73,6 +73,8 @@ static TABLE: [Option<OpDef>; N] = {
     t[IORING_OP_WRITEV as usize] = Some(super::rw::RW);
     t[IORING_OP_READ_FIXED as usize] = Some(super::rw::RW);
     t[IORING_OP_WRITE_FIXED as usize] = Some(super::rw::RW);
+    t[IORING_OP_READV_FIXED as usize] = Some(super::rw::RW);
+    t[IORING_OP_WRITEV_FIXED as usize] = Some(super::rw::RW);
     t[IORING_OP_FSYNC as usize] = Some(super::sync::SYNC);
     t[IORING_OP_SYNC_FILE_RANGE as usize] = Some(super::sync::SYNC);
     t[IORING_OP_FALLOCATE as usize] = Some(super::sync::SYNC);
@@ -118,6 +120,12 @@ static TABLE: [Option<OpDef>; N] = {
     t[IORING_OP_SHUTDOWN as usize] = Some(super::sock::SHUTDOWN);
     t[IORING_OP_ACCEPT as usize] = Some(super::sock::ACCEPT);
     t[IORING_OP_URING_CMD as usize] = Some(super::sock::URING_CMD);
+    t[IORING_OP_MSG_RING as usize] = Some(super::msg_ring::MSG_RING);
+    t[IORING_OP_FIXED_FD_INSTALL as usize] = Some(super::fixed_fd::FIXED_FD_INSTALL);
+    t[IORING_OP_WAITID as usize] = Some(super::waitid::WAITID);
+    t[IORING_OP_FUTEX_WAIT as usize] = Some(super::futex::FUTEX_WAIT);
+    t[IORING_OP_FUTEX_WAKE as usize] = Some(super::futex::FUTEX_WAKE);
+    t[IORING_OP_FUTEX_WAITV as usize] = Some(super::futex::FUTEX_WAITV);
     t
 };
 

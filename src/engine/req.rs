@@ -147,6 +147,9 @@ pub(crate) enum OpData {
     Poll(u32),
     PollUpdate(super::poll::PollUpdate),
     Timeout(timeout::TimeoutData),
+    /// The last retry period of a WAITID that polls (ns).
+    Waitid(u64),
+    Futex(super::futex::FutexData),
     TimeoutRemove(timeout::TimeoutRemove),
     Net(alloc::boxed::Box<super::net::NetData>),
     Sock(alloc::boxed::Box<super::sock::SockData>),
@@ -305,6 +308,17 @@ impl Ctx {
             return true;
         }
         self.try_post(&c, mode)
+    }
+
+    /// Posts a CQE that another ring sends (MSG_RING): on a DEFER_TASKRUN
+    /// ring it waits as task work for the ring's own submitter, as the
+    /// kernel's remote posting does.
+    pub(crate) fn post_remote(&self, c: Cqe, mode: Mode) {
+        if self.defer_taskrun() {
+            self.queue_task_work(TaskWork::Cqe(c), mode);
+        } else {
+            self.post_all(&[c], mode);
+        }
     }
 
     /// Puts `req` on the armed list in state `state` (QUEUED or ARMED).

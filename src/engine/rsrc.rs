@@ -70,6 +70,8 @@ impl Rsrc {
         let files = self.files.as_mut().ok_or(-libc::ENXIO)?;
         let slot = files.get_mut(idx as usize).ok_or(-libc::EINVAL)?;
         let old = slot.replace(FileSlot { fd, tag: 0 });
+        // As in the kernel, allocation goes on after the last slot filled.
+        self.alloc_hint = idx + 1;
         if let Some(o) = old {
             self.drop_file(o);
         }
@@ -290,6 +292,11 @@ pub(crate) fn update_files(ctx: &Ctx, offset: u32, fds: u64, tags: u64, nr: u32)
                 match take_file(fd) {
                     Ok(d) => Some(FileSlot { fd: d, tag }),
                     Err(e) => {
+                        // The kernel empties the slot before it looks at
+                        // the new fd: a refused one leaves it empty.
+                        if let Some(o) = rs.files.as_mut().expect("checked above")[idx].take() {
+                            rs.drop_file(o);
+                        }
                         err = e;
                         break;
                     }

@@ -1,4 +1,5 @@
-//! Reads and writes: READ, WRITE, READV, WRITEV, READ_FIXED, WRITE_FIXED.
+//! Reads and writes: READ, WRITE, READV, WRITEV, READ_FIXED, WRITE_FIXED,
+//! READV_FIXED, WRITEV_FIXED.
 //!
 //! Each is first tried without blocking (RWF_NOWAIT) in the issuing thread:
 //! a page-cache hit, a pipe with data, /dev/null complete at once. What
@@ -18,8 +19,8 @@ use super::opdef::{OpDef, BASE};
 use super::req::{rf, Issued, Mode, OpData, Req, ReqPtr};
 use super::os;
 use crate::sys::{
-    IORING_CQE_F_MORE, IORING_OP_READV, IORING_OP_READ_FIXED, IORING_OP_READ_MULTISHOT, IORING_OP_WRITEV, IORING_OP_WRITE_FIXED,
-    IORING_SETUP_IOPOLL, IOSQE_BUFFER_SELECT,
+    IORING_CQE_F_MORE, IORING_OP_READV, IORING_OP_READV_FIXED, IORING_OP_READ_FIXED, IORING_OP_READ_MULTISHOT, IORING_OP_WRITEV,
+    IORING_OP_WRITEV_FIXED, IORING_OP_WRITE_FIXED, IORING_SETUP_IOPOLL, IOSQE_BUFFER_SELECT,
 };
 
 /// Kernel limit on iovecs per request.
@@ -47,11 +48,14 @@ pub(crate) fn take_held(d: &mut RwData) -> Option<u16> {
 }
 
 fn read_op(opcode: u8) -> bool {
-    matches!(opcode, crate::sys::IORING_OP_READ | IORING_OP_READV | IORING_OP_READ_FIXED | IORING_OP_READ_MULTISHOT)
+    matches!(
+        opcode,
+        crate::sys::IORING_OP_READ | IORING_OP_READV | IORING_OP_READ_FIXED | IORING_OP_READV_FIXED | IORING_OP_READ_MULTISHOT
+    )
 }
 
 fn vectored(opcode: u8) -> bool {
-    matches!(opcode, IORING_OP_READV | IORING_OP_WRITEV)
+    matches!(opcode, IORING_OP_READV | IORING_OP_WRITEV | IORING_OP_READV_FIXED | IORING_OP_WRITEV_FIXED)
 }
 
 /// Whether the request's memory is an iovec array: a READV with buffer
@@ -105,6 +109,20 @@ fn prep(ctx: &Ctx, r: &mut Req) -> Result<(), i32> {
         r.sqe.len = iov.iov_len as u32;
     }
     r.io = OpData::Rw(RwData { iov: None, done: 0, stream: false, sel: None });
+    if matches!(op, IORING_OP_READV_FIXED | IORING_OP_WRITEV_FIXED) {
+        // Every iovec must lie inside the registered buffer; the kernel
+        // (6.18) refuses empty ones too.
+        let (base, len) = ctx.rsrc.lock().buffer(r.sqe.buf_index).ok_or(-libc::EFAULT)?;
+        r.flags |= rf::STABLE;
+        stabilize(r)?;
+        let inside = |v: &libc::iovec| {
+            let a = v.iov_base as u64;
+            v.iov_len != 0 && a >= base && a.checked_add(v.iov_len as u64).is_some_and(|e| e <= base + len)
+        };
+        if !data(r).iov.as_ref().is_some_and(|v| v.iter().all(inside)) {
+            return Err(-libc::EFAULT);
+        }
+    }
     Ok(())
 }
 

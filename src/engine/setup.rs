@@ -16,7 +16,6 @@ const KNOWN_FLAGS: u32 = (1 << 21) - 1;
 /// The ones the engine does not implement: a kernel without them says
 /// -EINVAL, and so does the engine.
 const UNSUPPORTED: u32 = IORING_SETUP_REGISTERED_FD_ONLY
-    | IORING_SETUP_CQE_MIXED
     | IORING_SETUP_SQE_MIXED
     | IORING_SETUP_SQ_REWIND;
 
@@ -46,7 +45,8 @@ fn check_flags(f: u32) -> Result<(), i32> {
         // Task-run notification flags mean nothing to a ring whose SQ thread
         // runs its completions: the kernel refuses them together.
         || (f & IORING_SETUP_SQPOLL != 0
-            && f & (IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_DEFER_TASKRUN) != 0);
+            && f & (IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_DEFER_TASKRUN) != 0)
+        || (f & IORING_SETUP_CQE32 != 0 && f & IORING_SETUP_CQE_MIXED != 0);
     if bad {
         Err(-libc::EINVAL)
     } else {
@@ -367,5 +367,6 @@ pub(crate) fn shutdown(r: RingRef) {
     if table::LIVE.load(Ordering::Acquire) == 0 {
         super::io_wq::idle_exit();
         super::reactor::maybe_stop();
+        super::futex::maybe_stop();
     }
 }

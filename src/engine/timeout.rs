@@ -199,6 +199,9 @@ pub(crate) fn fire(ctx: &Ctx, req: ReqPtr) {
     if r.sqe.opcode == IORING_OP_LINK_TIMEOUT {
         return fire_linked(ctx, req);
     }
+    if r.sqe.opcode == crate::sys::IORING_OP_WAITID {
+        return super::waitid::retry(ctx, req);
+    }
     unlist_seq(ctx, req);
     ctx.timeouts_fired.fetch_add(1, Ordering::AcqRel);
     let d = data(r);
