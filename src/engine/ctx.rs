@@ -243,28 +243,34 @@ impl Ctx {
         }
     }
 
+    /// Whether `c` fits in the CQ now: the slots it takes (two for a big
+    /// CQE of a mixed ring, plus the padding entry at the ring's end).
+    fn has_room(&self, inner: &Inner, c: &Cqe) -> bool {
+        let head = self.word(off::CQ_HEAD).load(Ordering::Acquire);
+        let free = self.cq_entries - inner.cq_tail.wrapping_sub(head);
+        if self.flags & IORING_SETUP_CQE_MIXED != 0 && c.flags & IORING_CQE_F_32 != 0 {
+            free >= 2 + (inner.cq_tail & self.cq_mask() == self.cq_mask()) as u32
+        } else {
+            free != 0
+        }
+    }
+
     /// Writes `c` at the tail if the CQ has room for it; false if not.
     /// On a CQE_MIXED ring a 32-byte entry (IORING_CQE_F_32) takes two
     /// slots and never wraps: at the last slot it goes behind a padding
     /// entry (IORING_CQE_F_SKIP), as the kernel lays them out.
     fn put(&self, inner: &mut Inner, c: &Cqe) -> bool {
-        let head = self.word(off::CQ_HEAD).load(Ordering::Acquire);
-        let free = self.cq_entries - inner.cq_tail.wrapping_sub(head);
+        if !self.has_room(inner, c) {
+            return false;
+        }
         let mixed_big = self.flags & IORING_SETUP_CQE_MIXED != 0 && c.flags & IORING_CQE_F_32 != 0;
         if !mixed_big {
-            if free == 0 {
-                return false;
-            }
             self.write_cqe(inner.cq_tail, c, self.flags & IORING_SETUP_CQE32 != 0);
             inner.cq_tail = inner.cq_tail.wrapping_add(1);
             inner.pending_notify += 1;
             return true;
         }
-        let pad = inner.cq_tail & self.cq_mask() == self.cq_mask();
-        if free < 2 + pad as u32 {
-            return false;
-        }
-        if pad {
+        if inner.cq_tail & self.cq_mask() == self.cq_mask() {
             self.write_cqe(inner.cq_tail, &Cqe::new(0, 0, IORING_CQE_F_SKIP), false);
             inner.cq_tail = inner.cq_tail.wrapping_add(1);
         }
@@ -436,7 +442,7 @@ impl Ctx {
     pub(crate) fn try_post(&self, c: &Cqe, mode: Mode) -> bool {
         let n = {
             let mut inner = self.inner.lock();
-            if !inner.overflow.is_empty() || !self.has_room(&inner) {
+            if !inner.overflow.is_empty() || !self.has_room(&inner, c) {
                 return false;
             }
             self.fill(&mut inner, c);
