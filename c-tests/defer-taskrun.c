@@ -14,6 +14,8 @@
  * waits for it, which the test checks instead, ending in a skip.
  */
 #include <liburing.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include "test-util.h"
 
 static int pfd[2];
@@ -143,6 +145,65 @@ int main(int argc, char *argv[])
 	ret = io_uring_get_events(&ring);
 	CHECK(ret >= 0, "io_uring_get_events (idle): %s", strerror(-ret));
 	CHECK_EQ(io_uring_cq_ready(&ring), 0, "cq ready when idle");
+
+	/* 4: a multishot poll whose file is ready at submission posts that
+	 * first CQE from task work too: nothing shows before the wait, and
+	 * the wait brings it along with the wake-up that came after it. */
+	{
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+		unsigned seen = 0, n = 0;
+
+		io_uring_prep_poll_multishot(sqe, pfd[1], POLLIN | POLLOUT);
+		sqe->user_data = 5;
+		CHECK_EQ(io_uring_submit(&ring), 1, "submit multishot poll");
+		CHECK_EQ(io_uring_cq_ready(&ring), 0,
+			 "ready multishot poll posted without entering");
+		make_ready("wake");
+		CHECK_EQ(io_uring_wait_cqe(&ring, &cqe), 0, "wait poll");
+		while (io_uring_peek_cqe(&ring, &cqe) == 0) {
+			CHECK(cqe->user_data == 5 && cqe->flags & IORING_CQE_F_MORE,
+			      "multishot poll cqe");
+			seen |= (unsigned)cqe->res;
+			n++;
+			io_uring_cqe_seen(&ring, cqe);
+		}
+		CHECK(n >= 1 && (seen & POLLOUT), "poll events 0x%x in %u cqes",
+		      seen, n);
+	}
+
+	/* 5: a registered eventfd is signalled once work is pending, before
+	 * its CQE is posted, so an event loop knows to get events. */
+	{
+		int efd = eventfd(0, EFD_NONBLOCK);
+		struct pollfd p = { .fd = efd, .events = POLLIN };
+		uint64_t v;
+
+		CHECK(efd >= 0, "eventfd");
+		CHECK_EQ(io_uring_register_eventfd(&ring, efd), 0, "register eventfd");
+		/* The multishot poll above is still armed: cancel it first. */
+		io_uring_prep_poll_remove(io_uring_get_sqe(&ring), 5);
+		CHECK_EQ(io_uring_submit_and_wait(&ring, 1), 1, "poll remove");
+		while (io_uring_peek_cqe(&ring, &cqe) == 0)
+			io_uring_cqe_seen(&ring, cqe);
+		while (read(efd, &v, sizeof(v)) == sizeof(v))
+			;
+		/* Drain what step 4 left in the pipe. */
+		struct pollfd left = { .fd = pfd[0], .events = POLLIN };
+
+		if (poll(&left, 1, 0) == 1)
+			CHECK(read(pfd[0], rbuf, sizeof(rbuf)) > 0, "drain pipe");
+		memset(rbuf, 0, sizeof(rbuf));
+		queue_pipe_read(&ring, 6);
+		CHECK_EQ(io_uring_submit(&ring), 1, "submit read");
+		make_ready("evfd");
+		CHECK_EQ(poll(&p, 1, 1000), 1, "eventfd signalled for pending work");
+		CHECK_EQ(io_uring_cq_ready(&ring), 0, "completion posted early");
+		CHECK_EQ(io_uring_wait_cqe(&ring, &cqe), 0, "wait read");
+		check_read_cqe(cqe, 6, "evfd");
+		io_uring_cqe_seen(&ring, cqe);
+		io_uring_unregister_eventfd(&ring);
+		close(efd);
+	}
 
 	io_uring_queue_exit(&ring);
 	close(pfd[0]);

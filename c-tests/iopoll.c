@@ -4,14 +4,42 @@
  * completes on it; O_DIRECT reads of a temp file are completed by polling
  * and return the file's data. If the filesystem / block device cannot do
  * polled I/O (-EOPNOTSUPP in the CQE, or O_DIRECT refused), the test exits
- * 77 saying so.
+ * 77 saying so. Ops that cannot be polled are refused: a POLL_ADD gets
+ * -EINVAL, and a read of a file opened without O_DIRECT -EOPNOTSUPP.
  */
 #include <liburing.h>
 #include <sys/stat.h>
+#include <poll.h>
 #include "test-util.h"
 
 #define BS	4096
 #define NBLK	16
+
+/* Submits one SQE and checks its CQE's result. */
+static void expect_res(struct io_uring *ring, int want, const char *what)
+{
+	struct io_uring_cqe *cqe;
+
+	CHECK_EQ(io_uring_submit(ring), 1, what);
+	CHECK_EQ(io_uring_wait_cqe(ring, &cqe), 0, what);
+	CHECK_EQ(cqe->res, want, what);
+	io_uring_cqe_seen(ring, cqe);
+}
+
+/* What a polled ring refuses. */
+static void refused(struct io_uring *ring, int buffered_fd)
+{
+	static char byte;
+	int fds[2];
+
+	CHECK(pipe(fds) == 0, "pipe");
+	io_uring_prep_poll_add(io_uring_get_sqe(ring), fds[0], POLLIN);
+	expect_res(ring, -EINVAL, "POLL_ADD on a polled ring");
+	io_uring_prep_read(io_uring_get_sqe(ring), buffered_fd, &byte, 1, 0);
+	expect_res(ring, -EOPNOTSUPP, "buffered read on a polled ring");
+	close(fds[0]);
+	close(fds[1]);
+}
 
 int main(int argc, char *argv[])
 {
@@ -45,6 +73,7 @@ int main(int argc, char *argv[])
 
 	/* File with known contents, then reopen it O_DIRECT. */
 	fd = tu_temp_file_random(path, sizeof(path), BS * NBLK, 0xd1ec, &data);
+	refused(&ring, fd);
 	CHECK(fsync(fd) == 0, "fsync: %s", strerror(errno));
 	dfd = open(path, O_RDONLY | O_DIRECT);
 	if (dfd < 0) {

@@ -73,6 +73,10 @@ int main(int argc, char **argv)
 	      "updated poll: ud %llu res %#x", (unsigned long long)c[0].user_data,
 	      c[0].res);
 	CHECK(read(p[0], &ch, 1) == 1, "drain");
+	/* the old user_data names nothing any more */
+	sqe = op_sqe(&ring);
+	io_uring_prep_poll_remove(sqe, 5);
+	CHECK_EQ(op_run1(&ring), -ENOENT, "poll_remove by the old user_data");
 	/* remove by the new user_data */
 	sqe = op_sqe(&ring);
 	io_uring_prep_poll_remove(sqe, 6);

@@ -110,6 +110,50 @@ int main(int argc, char **argv)
 	CHECK_EQ(c[0].res, 2, "linked read");
 	CHECK_EQ(c[1].res, -ECANCELED, "unused link_timeout");
 
+	/* A count of 2^32 - 1 never fires by count: the 30ms timer does. */
+	t1 = ms(30);
+	sqe = op_sqe(&ring);
+	io_uring_prep_timeout(sqe, &t1, -1U, 0);
+	CHECK_EQ(op_run1(&ring), -ETIME, "timeout with count -1U");
+
+	/* A link timeout that fails at submission (ioprio set) gets its own
+	 * -EINVAL; the read it guards -ECANCELED. */
+	sqe = op_sqe(&ring);
+	io_uring_prep_read(sqe, p[0], buf, sizeof(buf), 0);
+	io_uring_sqe_set_flags(sqe, IOSQE_IO_LINK);
+	io_uring_sqe_set_data64(sqe, 1);
+	sqe = op_sqe(&ring);
+	io_uring_prep_link_timeout(sqe, &t1, 0);
+	sqe->ioprio = 1;
+	io_uring_sqe_set_data64(sqe, 2);
+	op_submit(&ring, 2);
+	op_wait_n(&ring, c, 2);
+	CHECK_EQ(c[0].res, -ECANCELED, "read before a bad link_timeout");
+	CHECK_EQ(c[1].res, -EINVAL, "bad link_timeout");
+
+	/* IOSQE_CQE_SKIP_SUCCESS on a link timeout hides both its -ETIME
+	 * when it fires and its -ECANCELED when its request wins: one CQE
+	 * each time, the request's, and then the ring is empty. */
+	for (int fire = 0; fire < 2; fire++) {
+		if (!fire)
+			CHECK(write(p[1], "ok", 2) == 2, "write");
+		t1 = ms(fire ? 20 : 5000);
+		sqe = op_sqe(&ring);
+		io_uring_prep_read(sqe, p[0], buf, sizeof(buf), 0);
+		io_uring_sqe_set_flags(sqe, IOSQE_IO_LINK);
+		io_uring_sqe_set_data64(sqe, 1);
+		sqe = op_sqe(&ring);
+		io_uring_prep_link_timeout(sqe, &t1, 0);
+		io_uring_sqe_set_flags(sqe, IOSQE_CQE_SKIP_SUCCESS);
+		io_uring_sqe_set_data64(sqe, 2);
+		op_submit(&ring, 2);
+		op_wait_n(&ring, c, 1);
+		CHECK_EQ(c[0].user_data, 1, "the request's CQE");
+		CHECK_EQ(c[0].res, fire ? -ECANCELED : 2, "request under a quiet link_timeout");
+		usleep(50 * 1000);
+		CHECK_EQ(io_uring_cq_ready(&ring), 0, "quiet link_timeout posted a CQE");
+	}
+
 	io_uring_queue_exit(&ring);
 	tu_pass();
 	return 0;

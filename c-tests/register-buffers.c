@@ -3,7 +3,8 @@
  * Registered buffers:
  *  - unregister with none registered: -ENXIO; double registration: -EBUSY;
  *  - a fixed write from a registered buffer carries its bytes;
- *  - invalid iovecs are refused (-EFAULT / -EINVAL as the kernel says);
+ *  - invalid iovecs are refused (-EFAULT / -EINVAL as the kernel says),
+ *    among them memory that is unmapped or read-only;
  *  - buffers_tags / buffers_update_tag: replaced and unregistered tagged
  *    buffers post their tags (on unregister only since 6.13); out-of-range
  *    updates are -EINVAL;
@@ -79,6 +80,18 @@ static void basic(void)
 	bad.iov_len = (1UL << 30) + 4096;
 	CHECK_EQ(io_uring_register_buffers(&ring, &bad, 1), -EFAULT,
 		 "over 1 GiB");
+	/* Memory that cannot be pinned for writing: unmapped, read-only. */
+	bad.iov_base = (void *)1UL;
+	bad.iov_len = 1;
+	CHECK_EQ(io_uring_register_buffers(&ring, &bad, 1), -EFAULT,
+		 "unmapped buffer");
+	bad.iov_base = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
+			    -1, 0);
+	CHECK(bad.iov_base != MAP_FAILED, "mmap read-only");
+	bad.iov_len = 4096;
+	CHECK_EQ(io_uring_register_buffers(&ring, &bad, 1), -EFAULT,
+		 "read-only buffer");
+	munmap(bad.iov_base, 4096);
 	/* The kernel caps a table at 16384 buffers. */
 	CHECK_EQ(io_uring_register_buffers(&ring, iov, 16385), -EINVAL,
 		 "too many buffers");

@@ -86,6 +86,14 @@ static void basic(void)
 
 	CHECK_EQ(io_uring_unregister_files(&ring), 0, "unregister");
 	CHECK_EQ(io_uring_unregister_files(&ring), -ENXIO, "unregister twice");
+	/* Only -1 is a sparse slot at registration: SKIP (-2) there is a
+	 * bad fd, and nothing stays registered. */
+	int with_skip[2] = { p[1], IORING_REGISTER_FILES_SKIP };
+
+	CHECK_EQ(io_uring_register_files(&ring, with_skip, 2), -EBADF,
+		 "register with FILES_SKIP");
+	CHECK_EQ(io_uring_unregister_files(&ring), -ENXIO,
+		 "unregister after a failed register");
 	close(p[0]); close(p[1]); close(q[0]); close(q[1]);
 	io_uring_queue_exit(&ring);
 }

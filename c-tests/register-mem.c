@@ -52,13 +52,27 @@ static void region_test(void)
 	ret = io_uring_queue_init(8, &ring, IORING_SETUP_R_DISABLED);
 	CHECK_EQ(ret, 0, "queue_init disabled");
 	mr.flags = IORING_MEM_REGION_REG_WAIT_ARG;
+	/* Memory that cannot be pinned for writing is -EFAULT: none, or a
+	 * read-only mapping. */
+	void *ro = mmap(NULL, pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	CHECK(ro != MAP_FAILED, "mmap read-only");
+	rd.user_addr = 0;
 	ret = io_uring_register_region(&ring, &mr);
 	if (ret == -EINVAL &&
 	    tu_lacks_before(6, 13, "IORING_REGISTER_MEM_REGION")) {
 		io_uring_queue_exit(&ring);
 		munmap(rw, pg);
+		munmap(ro, pg);
 		return;
 	}
+	CHECK_EQ(ret, -EFAULT, "region at NULL");
+	rd.user_addr = (unsigned long)ro;
+	CHECK_EQ(io_uring_register_region(&ring, &mr), -EFAULT,
+		 "read-only region");
+	munmap(ro, pg);
+	rd.user_addr = (unsigned long)rw;
+	ret = io_uring_register_region(&ring, &mr);
 	CHECK_EQ(ret, 0, "register wait-arg region");
 	CHECK_EQ(io_uring_register_region(&ring, &mr), -EBUSY, "second region");
 	CHECK_EQ(io_uring_enable_rings(&ring), 0, "enable");

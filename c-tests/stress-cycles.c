@@ -84,9 +84,6 @@ int main(int argc, char *argv[])
 	for (unsigned i = 0; i < n; i++)
 		cycle(i, mem, mem_len);
 	CHECK_EQ(tu_count_fds(), fds, "fds after the cycles");
-	if (tu_on_engine() && tu_settled_maps(maps) != maps)
-		SKIP("fds unchanged; on the userspace engine one thread outlives "
-		     "the last ring of this mix, so its stack stays mapped");
 	CHECK_EQ(tu_settled_maps(maps), maps, "mappings after the cycles");
 	munmap(mem, mem_len);
 	printf("%s: %u cycles, %d fds, %d mappings throughout\n", tu_name, n,

@@ -221,6 +221,14 @@ static void test_min_timeout(struct io_uring *ring)
 	CHECK_EQ(ret, -ETIME, "wait_cqes_min_timeout with nothing pending");
 	check_elapsed(start, 60, "wait_cqes_min_timeout");
 
+	/* A timeout shorter than the min wait (20 ms against 50 ms) only
+	 * counts once the min wait is over: -ETIME after 50 ms. */
+	ts = ts_ms(20);
+	start = tu_now_ns();
+	ret = io_uring_wait_cqes_min_timeout(ring, &cqe, 1, &ts, 50000, NULL);
+	CHECK_EQ(ret, -ETIME, "timeout shorter than the min wait");
+	check_elapsed(start, 50, "timeout shorter than the min wait");
+
 	/*
 	 * Wait for 8 with only 2 coming: once the min wait (20 ms) passed and
 	 * at least one CQE is there, the wait ends long before the 3 s total.

@@ -7,7 +7,7 @@
 //! kernel's orderings (acquire on what the application publishes, release
 //! on what the engine publishes).
 
-use alloc::collections::VecDeque;
+use alloc::collections::{BTreeSet, VecDeque};
 use core::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use super::os;
@@ -81,6 +81,9 @@ pub(crate) struct Inner {
     pub drain_active: bool,
     /// Requests that can be found by cancellation (queued, running or armed).
     pub armed: ArmedList,
+    /// The POLL_ADD requests in `armed`, by (user_data, address): poll
+    /// updates find theirs without walking every armed request.
+    pub polls: BTreeSet<(u64, usize)>,
     /// Completions made off the submitter thread of a DEFER_TASKRUN ring,
     /// run when the submitter next asks for events.
     pub task_work: VecDeque<super::req::TaskWork>,
@@ -166,6 +169,7 @@ impl Inner {
             nr_deferred: 0,
             drain_active: false,
             armed: ArmedList::new(),
+            polls: BTreeSet::new(),
             task_work: VecDeque::new(),
             cq_events: 0,
             seq_timeouts: alloc::vec::Vec::new(),
@@ -277,16 +281,22 @@ impl Ctx {
         let n = inner.pending_notify;
         if n != 0 {
             inner.pending_notify = 0;
-            let ev = self.evfd.load(Ordering::Acquire);
-            if ev & EVFD_PRESENT != 0
-                && (ev & EVFD_ASYNC == 0 || mode == Mode::Worker)
-                && self.word(off::CQ_FLAGS).load(Ordering::Relaxed) & IORING_CQ_EVENTFD_DISABLED == 0
-            {
-                os::eventfd_signal(ev as u32 as i32);
-            }
+            self.signal_eventfd(mode);
             self.word(off::CQ_TAIL).store(inner.cq_tail, Ordering::Release);
         }
         n
+    }
+
+    /// Signals the registered eventfd, unless it is disabled, or async-only
+    /// and `mode` is not a worker's.
+    pub(crate) fn signal_eventfd(&self, mode: Mode) {
+        let ev = self.evfd.load(Ordering::Acquire);
+        if ev & EVFD_PRESENT != 0
+            && (ev & EVFD_ASYNC == 0 || mode == Mode::Worker)
+            && self.word(off::CQ_FLAGS).load(Ordering::Relaxed) & IORING_CQ_EVENTFD_DISABLED == 0
+        {
+            os::eventfd_signal(ev as u32 as i32);
+        }
     }
 
     /// Flushes overflow into freed CQ space (on every wait and peek).

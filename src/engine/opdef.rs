@@ -27,6 +27,8 @@ pub(crate) struct OpDef {
     pub force_async: bool,
     /// Accepts a non-zero `ioprio`.
     pub ioprio: bool,
+    /// Allowed on an IORING_SETUP_IOPOLL ring (others get -EINVAL there).
+    pub iopoll: bool,
     /// Accepts IOSQE_BUFFER_SELECT.
     pub buffer_select: bool,
     /// May block indefinitely (pipes): counted against the unbounded worker
@@ -54,6 +56,7 @@ pub(crate) const BASE: OpDef = OpDef {
     needs_file: false,
     force_async: false,
     ioprio: false,
+    iopoll: false,
     buffer_select: false,
     unbounded: false,
     error_fails: true,

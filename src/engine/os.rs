@@ -179,6 +179,22 @@ pub(crate) fn copy_to_user(dst: u64, src: *const u8, len: usize) -> Result<(), i
 /// Runs `f(arg)` on a new detached thread with every signal blocked, so
 /// the application's signals never land on engine threads.
 pub(crate) fn spawn(f: extern "C" fn(*mut c_void) -> *mut c_void, arg: *mut c_void) -> Result<(), i32> {
+    start_thread(f, arg, true).map(|_| ())
+}
+
+/// As `spawn`, but the thread must be joined (see `join`): its stack is
+/// then free for the next thread before that one starts.
+pub(crate) fn spawn_joinable(f: extern "C" fn(*mut c_void) -> *mut c_void, arg: *mut c_void) -> Result<libc::pthread_t, i32> {
+    start_thread(f, arg, false)
+}
+
+/// Waits for a thread from `spawn_joinable` to end.
+pub(crate) fn join(t: libc::pthread_t) {
+    // SAFETY: `t` came from spawn_joinable and is joined once.
+    unsafe { libc::pthread_join(t, core::ptr::null_mut()) };
+}
+
+fn start_thread(f: extern "C" fn(*mut c_void) -> *mut c_void, arg: *mut c_void, detached: bool) -> Result<libc::pthread_t, i32> {
     // SAFETY: plain libc calls on live, local structs; the old mask is
     // restored before returning.
     unsafe {
@@ -188,7 +204,9 @@ pub(crate) fn spawn(f: extern "C" fn(*mut c_void) -> *mut c_void, arg: *mut c_vo
         libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
         let mut attr: libc::pthread_attr_t = core::mem::zeroed();
         libc::pthread_attr_init(&mut attr);
-        libc::pthread_attr_setdetachstate(&mut attr, libc::PTHREAD_CREATE_DETACHED);
+        if detached {
+            libc::pthread_attr_setdetachstate(&mut attr, libc::PTHREAD_CREATE_DETACHED);
+        }
         libc::pthread_attr_setstacksize(&mut attr, 256 * 1024);
         let mut tid: libc::pthread_t = 0;
         let ret = libc::pthread_create(&mut tid, &attr, f, arg);
@@ -197,6 +215,34 @@ pub(crate) fn spawn(f: extern "C" fn(*mut c_void) -> *mut c_void, arg: *mut c_vo
         if ret != 0 {
             return Err(-ret);
         }
+        Ok(tid)
     }
-    Ok(())
+}
+
+/// Whether the pages holding `len` bytes from `addr` are mapped writable: the
+/// kernel pins them for writing, and faulting them in for writing
+/// (MADV_POPULATE_WRITE, which never changes contents) fails the same
+/// way. Read-only memory gets EINVAL, as does a kernel without the
+/// advice: a page of our own stack tells the two apart.
+pub(crate) fn writable(addr: u64, len: usize) -> bool {
+    let page = crate::ring::page_size();
+    const MADV_POPULATE_WRITE: i32 = 23;
+    let populate = |a: usize, n: usize| {
+        // SAFETY: populating only faults pages in; it changes no memory.
+        if unsafe { libc::madvise(a as *mut libc::c_void, n, MADV_POPULATE_WRITE) } == 0 {
+            0
+        } else {
+            errno()
+        }
+    };
+    let start = addr as usize & !(page - 1);
+    let end = (addr as usize).saturating_add(len).saturating_add(page - 1) & !(page - 1);
+    match populate(start, end - start) {
+        0 => true,
+        e if e == -libc::EINVAL => {
+            let here = 0u8;
+            populate(&here as *const u8 as usize & !(page - 1), page) != 0
+        }
+        _ => false,
+    }
 }

@@ -67,7 +67,7 @@ fn multishot(ev: u32) -> bool {
 
 /// Completes at once if the file is ready, else arms the request on the
 /// reactor. Multishot requests post each ready mask and stay armed.
-fn arm(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
+fn arm(ctx: &Ctx, req: ReqPtr) -> Issued {
     // SAFETY: the caller owns the request.
     let r = unsafe { req.get() };
     let ev = events(r);
@@ -76,7 +76,10 @@ fn arm(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
         if !multishot(ev) {
             return Issued::Done(mask as i32, 0);
         }
-        ctx.post_more(Cqe::new(r.sqe.user_data, mask as i32, IORING_CQE_F_MORE), mode);
+        // The kernel posts this first multishot CQE from task work too, so
+        // a DEFER_TASKRUN ring shows it (with any wake-ups after it) only
+        // when the submitter waits for events.
+        ctx.post_more(Cqe::new(r.sqe.user_data, mask as i32, IORING_CQE_F_MORE), Mode::Reactor);
     }
     if r.flags & rf::OWN_FILE == 0 {
         let d = os::dup(r.file);
@@ -94,8 +97,8 @@ fn arm(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
     }
 }
 
-fn add_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
-    arm(ctx, req, mode)
+fn add_issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
+    arm(ctx, req)
 }
 
 /// The reactor saw `revents` on a poll request it now owns.
@@ -150,19 +153,15 @@ fn remove_prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
 /// Err(-EALREADY) if it is completing, Err(-ENOENT) if there is none.
 fn take(ctx: &Ctx, user_data: u64) -> Result<ReqPtr, i32> {
     let inner = ctx.inner.lock();
-    for q in inner.armed.iter() {
-        // SAFETY: listed requests are alive while the lock is held; only
-        // their SQE copy is read.
-        let r = unsafe { q.get() };
-        if r.sqe.opcode != IORING_OP_POLL_ADD || r.sqe.user_data != user_data {
-            continue;
-        }
-        if q.state().compare_exchange(st::ARMED, st::IDLE, Ordering::AcqRel, Ordering::Acquire).is_ok() {
-            return Ok(q);
-        }
-        return Err(-libc::EALREADY);
+    let Some(&(_, addr)) = inner.polls.range((user_data, 0)..=(user_data, usize::MAX)).next() else {
+        return Err(-libc::ENOENT);
+    };
+    // SAFETY: indexed polls are listed, so alive while the lock is held.
+    let q = unsafe { ReqPtr::from_addr(addr as u64) };
+    if q.state().compare_exchange(st::ARMED, st::IDLE, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+        return Ok(q);
     }
-    Err(-libc::ENOENT)
+    Err(-libc::EALREADY)
 }
 
 fn remove_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
@@ -180,13 +179,18 @@ fn remove_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
         return Issued::Done(0, 0);
     }
     if let Some(ud) = u.new {
+        let mut inner = ctx.inner.lock();
+        let addr = target.addr() as usize;
+        if inner.polls.remove(&(t.sqe.user_data, addr)) {
+            inner.polls.insert((ud, addr));
+        }
         t.sqe.user_data = ud;
     }
     if let Some(e) = u.events {
         let old = events(t);
         t.io = OpData::Poll(old & !0xffff | e & 0xffff);
     }
-    match arm(ctx, target, mode) {
+    match arm(ctx, target) {
         Issued::Queued => {}
         Issued::Done(res, f) => req::complete(ctx, target, res, f, mode),
         Issued::Again | Issued::Blocking => unreachable!(),

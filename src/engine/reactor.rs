@@ -23,6 +23,10 @@ struct State {
     wakefd: i32,
     timerfd: i32,
     running: bool,
+    /// The reactor thread, until joined. A stopped one is joined before
+    /// the next starts, so that one reuses its stack: repeated starts never
+    /// leave two stacks mapped.
+    thread: Option<libc::pthread_t>,
     /// Armed timers, soonest first.
     timers: Vec<(u64, ReqPtr)>,
     /// The expiry the timerfd is set to (u64::MAX: none).
@@ -40,6 +44,7 @@ static R: Mutex<State> = Mutex::new(State {
     wakefd: -1,
     timerfd: -1,
     running: false,
+    thread: None,
     timers: Vec::new(),
     armed_at: u64::MAX,
     watched: Vec::new(),
@@ -77,6 +82,10 @@ fn ensure(s: &mut State) -> Result<(), i32> {
     if s.running {
         return Ok(());
     }
+    if let Some(t) = s.thread.take() {
+        // It takes no lock once stopped, so joining under ours is safe.
+        os::join(t);
+    }
     // SAFETY: plain fd creation.
     let epfd = os::cvt32(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) });
     if epfd < 0 {
@@ -93,17 +102,21 @@ fn ensure(s: &mut State) -> Result<(), i32> {
     }
     ctl(epfd, libc::EPOLL_CTL_ADD, wakefd, libc::EPOLLIN as u32, TAG_WAKE);
     ctl(epfd, libc::EPOLL_CTL_ADD, timerfd, libc::EPOLLIN as u32, TAG_TIMER);
-    if let Err(e) = os::spawn(main, core::ptr::null_mut()) {
-        os::close(epfd);
-        os::close(wakefd);
-        os::close(timerfd);
-        return Err(e);
-    }
+    let thread = match os::spawn_joinable(main, core::ptr::null_mut()) {
+        Ok(t) => t,
+        Err(e) => {
+            os::close(epfd);
+            os::close(wakefd);
+            os::close(timerfd);
+            return Err(e);
+        }
+    };
     s.epfd = epfd;
     s.wakefd = wakefd;
     s.timerfd = timerfd;
     s.armed_at = u64::MAX;
     s.running = true;
+    s.thread = Some(thread);
     Ok(())
 }
 
@@ -384,9 +397,18 @@ pub(crate) fn maybe_stop() {
         os::eventfd_signal(s.wakefd);
     }
     for _ in 0..2000 {
-        if !R.lock().running || table::LIVE.load(Ordering::Acquire) != 0 {
+        let mut s = R.lock();
+        if table::LIVE.load(Ordering::Acquire) != 0 {
             return;
         }
+        if !s.running {
+            if let Some(t) = s.thread.take() {
+                drop(s);
+                os::join(t);
+            }
+            return;
+        }
+        drop(s);
         // SAFETY: plain sleep.
         unsafe { libc::usleep(500) };
     }
@@ -410,6 +432,7 @@ pub(crate) unsafe fn after_fork_child() {
     s.wakefd = -1;
     s.timerfd = -1;
     s.running = false;
+    s.thread = None;
     s.armed_at = u64::MAX;
     s.watched.clear();
     s.polls = 0;

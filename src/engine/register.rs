@@ -213,8 +213,14 @@ fn mem_region(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
     if rd.flags != IORING_MEM_REGION_TYPE_USER || rd.__resv != [0; 4] || rd.id != 0 || rd.mmap_offset != 0 {
         return -libc::EINVAL;
     }
-    if rd.user_addr == 0 || rd.user_addr % page != 0 || rd.size == 0 || rd.size % page != 0 {
+    if rd.user_addr % page != 0 || rd.size == 0 || rd.size % page != 0 {
         return -libc::EINVAL;
+    }
+    if rd.user_addr.checked_add(rd.size).is_none() {
+        return -libc::EOVERFLOW;
+    }
+    if rd.user_addr == 0 || !super::os::writable(rd.user_addr, rd.size as usize) {
+        return -libc::EFAULT;
     }
     let mut w = ctx.wait_region.lock();
     if w.1 != 0 {

@@ -17,7 +17,7 @@ use super::opdef;
 use super::sqe::Sqe;
 use super::{io_wq, os, reactor, timeout};
 use crate::sys::{
-    IORING_OP_LINK_TIMEOUT, IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_TASKRUN_FLAG, IORING_SQ_TASKRUN, IOSQE_ASYNC,
+    IORING_OP_LINK_TIMEOUT, IORING_OP_POLL_ADD, IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_TASKRUN_FLAG, IORING_SQ_TASKRUN, IOSQE_ASYNC,
     IOSQE_CQE_SKIP_SUCCESS, IOSQE_FIXED_FILE, IOSQE_IO_HARDLINK, IOSQE_IO_LINK,
 };
 
@@ -248,12 +248,15 @@ impl Ctx {
         self.flags & IORING_SETUP_DEFER_TASKRUN != 0
     }
 
-    fn queue_task_work(&self, tw: TaskWork) {
+    fn queue_task_work(&self, tw: TaskWork, mode: Mode) {
         self.inner.lock().task_work.push_back(tw);
         if self.flags & IORING_SETUP_TASKRUN_FLAG != 0 {
             self.set_sq_flag(IORING_SQ_TASKRUN, true);
         }
         self.tw_pending.store(true, Ordering::SeqCst);
+        // As the kernel's: pending work already signals the eventfd, so
+        // an event loop learns to call io_uring_get_events.
+        self.signal_eventfd(mode);
         self.wake_waiters();
     }
 
@@ -287,7 +290,7 @@ impl Ctx {
     /// Posts an extra CQE for a request that stays alive (multishot).
     pub(crate) fn post_more(&self, c: Cqe, mode: Mode) {
         if mode.is_async() && self.defer_taskrun() {
-            self.queue_task_work(TaskWork::Cqe(c));
+            self.queue_task_work(TaskWork::Cqe(c), mode);
         } else {
             self.post_all(&[c], mode);
         }
@@ -305,6 +308,9 @@ impl Ctx {
         if r.flags & rf::LISTED == 0 {
             r.flags |= rf::LISTED;
             inner.armed.push(req);
+            if r.sqe.opcode == IORING_OP_POLL_ADD {
+                inner.polls.insert((r.sqe.user_data, req.addr() as usize));
+            }
         }
         req.state().store(state, Ordering::Release);
     }
@@ -322,6 +328,9 @@ impl Ctx {
         if r.flags & rf::LISTED != 0 {
             let mut inner = self.inner.lock();
             inner.armed.remove(req);
+            if r.sqe.opcode == IORING_OP_POLL_ADD {
+                inner.polls.remove(&(r.sqe.user_data, req.addr() as usize));
+            }
             r.flags &= !rf::LISTED;
         }
     }
@@ -334,9 +343,20 @@ impl Ctx {
 /// Completes `req` with `res`: posts its CQE (unless skipped on success),
 /// settles its link timeout, frees it, and moves its chain on.
 pub(crate) fn complete(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode) {
+    match complete_step(ctx, req, res, cflags, mode) {
+        Some(next) => issue(ctx, next, mode),
+        None if ctx.has_deferred() => run_deferred(ctx, mode),
+        None => {}
+    }
+}
+
+/// `complete` without moving on: returns the next chain member to issue.
+/// Chains advance in a loop (see `issue`), never by recursion, so a chain
+/// of any length runs in constant stack.
+fn complete_step(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode) -> Option<ReqPtr> {
     if mode.is_async() && ctx.defer_taskrun() {
-        ctx.queue_task_work(TaskWork::Complete(req, res, cflags));
-        return;
+        ctx.queue_task_work(TaskWork::Complete(req, res, cflags), mode);
+        return None;
     }
     ctx.unlist(req);
     // SAFETY: the caller owns the request.
@@ -368,10 +388,12 @@ pub(crate) fn complete(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode
             if l.sqe.opcode == IORING_OP_LINK_TIMEOUT {
                 // Never armed (its request never ran): it goes with
                 // -ECANCELED whatever happened to the request, as the
-                // kernel's disarm of a pending link timeout does.
+                // kernel's disarm of a pending link timeout does, unless
+                // it failed at submission itself.
                 r.link = l.link.take();
-                if !l.sqe.has(IOSQE_CQE_SKIP_SUCCESS) {
-                    cqes[n] = Cqe::new(l.sqe.user_data, -libc::ECANCELED, 0);
+                let own = l.flags & rf::FAIL != 0;
+                if !l.sqe.has(IOSQE_CQE_SKIP_SUCCESS) || own {
+                    cqes[n] = Cqe::new(l.sqe.user_data, if own { l.res } else { -libc::ECANCELED }, 0);
                     n += 1;
                 }
                 free(ctx, lt);
@@ -383,16 +405,12 @@ pub(crate) fn complete(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode
     let hard = r.sqe.has(IOSQE_IO_HARDLINK);
     let quiet = r.sqe.has(IOSQE_CQE_SKIP_SUCCESS);
     free(ctx, req);
-    if let Some(next) = next {
-        if failed && !hard {
-            fail_links(ctx, next, mode, quiet);
-        } else {
-            issue(ctx, next, mode);
-        }
+    let next = next?;
+    if failed && !hard {
+        fail_links(ctx, next, mode, quiet);
+        return None;
     }
-    if ctx.has_deferred() {
-        run_deferred(ctx, mode);
-    }
+    Some(next)
 }
 
 /// Completes the rest of a chain after a member failed: each posts its own
@@ -419,16 +437,36 @@ pub(crate) fn fail_chain(ctx: &Ctx, head: ReqPtr, mode: Mode) {
     let res = if r.flags & rf::FAIL != 0 { r.res } else { -libc::ECANCELED };
     r.flags |= rf::FAIL;
     r.sqe.flags &= !IOSQE_IO_HARDLINK;
-    complete(ctx, head, res, 0, mode);
+    // Without a hard link the chain stops here: nothing comes back.
+    let next = complete_step(ctx, head, res, 0, mode);
+    debug_assert!(next.is_none());
 }
 
 /// Issues `req` from a thread in `mode`; it completes now, or moves on to
-/// the reactor or a worker.
+/// the reactor or a worker. Members of its chain that can go at once
+/// follow in the same loop.
 pub(crate) fn issue(ctx: &Ctx, req: ReqPtr, mode: Mode) {
+    issue_chain(ctx, req, mode);
+    if ctx.has_deferred() {
+        run_deferred(ctx, mode);
+    }
+}
+
+fn issue_chain(ctx: &Ctx, req: ReqPtr, mode: Mode) {
+    let mut cur = Some(req);
+    while let Some(req) = cur {
+        cur = issue_step(ctx, req, mode);
+    }
+}
+
+/// Issues one request; returns the next chain member if this one
+/// completed at once and its chain goes on.
+fn issue_step(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Option<ReqPtr> {
     // SAFETY: the caller owns the request.
     let r = unsafe { req.get() };
     if r.flags & rf::FAIL != 0 {
-        return fail_chain(ctx, req, mode);
+        fail_chain(ctx, req, mode);
+        return None;
     }
     let def = opdef::get(r.sqe.opcode);
     let first = r.flags & rf::ISSUED == 0;
@@ -462,15 +500,22 @@ pub(crate) fn issue(ctx: &Ctx, req: ReqPtr, mode: Mode) {
             Err(e) => Issued::Done(e, 0),
         }
     };
-    match out {
-        Issued::Done(res, cflags) => complete(ctx, req, res, cflags, mode),
-        Issued::Again => punt(ctx, req, mode),
-        Issued::Blocking => io_wq::enqueue(ctx, req),
-        Issued::Queued => {}
-    }
+    let next = match out {
+        Issued::Done(res, cflags) => complete_step(ctx, req, res, cflags, mode),
+        Issued::Again => {
+            punt(ctx, req, mode);
+            None
+        }
+        Issued::Blocking => {
+            io_wq::enqueue(ctx, req);
+            None
+        }
+        Issued::Queued => None,
+    };
     if let Some(lt) = lt {
         timeout::arm_linked(ctx, lt);
     }
+    next
 }
 
 /// Finds the fd an op works on: a registered file or the SQE's fd.
@@ -585,7 +630,7 @@ pub(crate) fn run_deferred(ctx: &Ctx, mode: Mode) {
             batch
         };
         for h in head {
-            issue(ctx, h, mode);
+            issue_chain(ctx, h, mode);
         }
     }
 }

@@ -189,7 +189,7 @@ fn register_files_common(ctx: &Ctx, fds: u64, tags: u64, nr: u32, sparse: bool) 
         }
         let mut table = alloc::vec![None; nr as usize];
         for (i, (&fd, &tag)) in fdv.iter().zip(tagv.iter()).enumerate() {
-            if fd == -1 || fd == IORING_REGISTER_FILES_SKIP {
+            if fd == -1 {
                 if tag != 0 {
                     return fail_files(table, -libc::EINVAL);
                 }
@@ -370,7 +370,7 @@ fn check_buf(iov: &libc::iovec, tag: u64) -> Result<Option<BufSlot>, i32> {
         }
         return Ok(None);
     }
-    if len == 0 || len > MAX_BUF_LEN || addr.checked_add(len).is_none() {
+    if len == 0 || len > MAX_BUF_LEN || addr.checked_add(len).is_none() || !os::writable(addr, len as usize) {
         return Err(-libc::EFAULT);
     }
     Ok(Some(BufSlot { addr, len, tag }))
@@ -577,4 +577,4 @@ fn update_issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
     Issued::Done(if done != 0 { done } else { err }, 0)
 }
 
-pub(crate) const FILES_UPDATE: OpDef = OpDef { prep: update_prep, issue: update_issue, ..BASE };
+pub(crate) const FILES_UPDATE: OpDef = OpDef { prep: update_prep, issue: update_issue, iopoll: true, ..BASE };

@@ -12,7 +12,9 @@ use super::ctx::Ctx;
 use super::opdef::{OpDef, BASE};
 use super::req::{rf, Issued, Mode, OpData, Req, ReqPtr};
 use super::os;
-use crate::sys::{IORING_OP_READV, IORING_OP_READ_FIXED, IORING_OP_WRITEV, IORING_OP_WRITE_FIXED, IOSQE_BUFFER_SELECT};
+use crate::sys::{
+    IORING_OP_READV, IORING_OP_READ_FIXED, IORING_OP_WRITEV, IORING_OP_WRITE_FIXED, IORING_SETUP_IOPOLL, IOSQE_BUFFER_SELECT,
+};
 
 /// Kernel limit on iovecs per request.
 const UIO_MAXIOV: u32 = 1024;
@@ -98,7 +100,7 @@ fn poll_mask(r: &Req) -> u32 {
     }
 }
 
-pub(crate) const RW: OpDef = OpDef { prep, issue, stabilize, poll_mask, needs_file: true, ioprio: true, ..BASE };
+pub(crate) const RW: OpDef = OpDef { prep, issue: issue_polled, stabilize, poll_mask, needs_file: true, ioprio: true, iopoll: true, ..BASE };
 pub(crate) const RW_BUFSEL: OpDef = OpDef { buffer_select: true, ..RW };
 
 /// The file's type bits (S_IFMT), or 0 if fstat fails.
@@ -183,6 +185,20 @@ fn advance(d: &mut RwData, mut n: usize) {
             n -= k;
         }
     }
+}
+
+/// On an IOPOLL ring only O_DIRECT files can be read or written, as the
+/// kernel polls nothing else: the rest get -EOPNOTSUPP.
+fn issue_polled(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
+    if ctx.flags & IORING_SETUP_IOPOLL != 0 {
+        // SAFETY: issue functions own their request.
+        let fd = unsafe { req.get() }.file;
+        // SAFETY: F_GETFL only reads the file's status flags.
+        if unsafe { libc::fcntl(fd, libc::F_GETFL) } & libc::O_DIRECT == 0 {
+            return Issued::Done(-libc::EOPNOTSUPP, 0);
+        }
+    }
+    issue(ctx, req, mode)
 }
 
 fn issue(_: &Ctx, req: ReqPtr, mode: Mode) -> Issued {

@@ -15,12 +15,10 @@ const MAX_CQ_ENTRIES: u32 = 2 * MAX_ENTRIES;
 const KNOWN_FLAGS: u32 = (1 << 21) - 1;
 /// The ones the engine does not implement: a kernel without them says
 /// -EINVAL, and so does the engine.
-const UNSUPPORTED: u32 = IORING_SETUP_IOPOLL
-    | IORING_SETUP_SQPOLL
+const UNSUPPORTED: u32 = IORING_SETUP_SQPOLL
     | IORING_SETUP_SQ_AFF
     | IORING_SETUP_ATTACH_WQ
     | IORING_SETUP_REGISTERED_FD_ONLY
-    | IORING_SETUP_HYBRID_IOPOLL
     | IORING_SETUP_CQE_MIXED
     | IORING_SETUP_SQE_MIXED
     | IORING_SETUP_SQ_REWIND;
@@ -44,7 +42,8 @@ fn check_flags(f: u32) -> Result<(), i32> {
     let bad = f & !KNOWN_FLAGS != 0
         || f & UNSUPPORTED != 0
         || (f & IORING_SETUP_TASKRUN_FLAG != 0 && f & (IORING_SETUP_COOP_TASKRUN | IORING_SETUP_DEFER_TASKRUN) == 0)
-        || (f & IORING_SETUP_DEFER_TASKRUN != 0 && f & IORING_SETUP_SINGLE_ISSUER == 0);
+        || (f & IORING_SETUP_DEFER_TASKRUN != 0 && f & IORING_SETUP_SINGLE_ISSUER == 0)
+        || (f & IORING_SETUP_HYBRID_IOPOLL != 0 && f & IORING_SETUP_IOPOLL == 0);
     if bad {
         Err(-libc::EINVAL)
     } else {

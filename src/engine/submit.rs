@@ -9,7 +9,7 @@ use super::opdef;
 use super::req::{self, fail_chain, queue_chain, rf, Mode, ReqPtr};
 use super::sqe::Sqe;
 use crate::sys::{
-    io_uring_sqe, IORING_OP_LINK_TIMEOUT, IORING_OP_NOP, IORING_SETUP_SQE128, IORING_SETUP_SUBMIT_ALL, IOSQE_BUFFER_SELECT,
+    io_uring_sqe, IORING_OP_LINK_TIMEOUT, IORING_OP_NOP, IORING_SETUP_IOPOLL, IORING_SETUP_SQE128, IORING_SETUP_SUBMIT_ALL, IOSQE_BUFFER_SELECT,
     IOSQE_CQE_SKIP_SUCCESS, IOSQE_IO_DRAIN,
 };
 
@@ -64,13 +64,14 @@ pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
         return 0;
     }
     let sq = SqView::new(ctx);
+    let polled = ctx.flags & IORING_SETUP_IOPOLL != 0;
     let mut chain: Option<Chain> = None;
     let mut batch = Batch::new();
     let mut done = 0;
     while done < n {
         let pos = head.wrapping_add(done);
         let p = sq.at(pos);
-        if chain.is_none() && !st.drain_next && !st.drain_seen && !ctx.has_deferred() {
+        if chain.is_none() && !st.drain_next && !st.drain_seen && !polled && !ctx.has_deferred() {
             if let Some(p) = p {
                 // SAFETY: slots between head and tail are ours until the
                 // head moves.
@@ -86,7 +87,7 @@ pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
                     });
                     continue;
                 }
-                // SAFETY: as above.
+                // SAFETY: as above. (IOPOLL rings check the file first.)
                 if let Some(words) = unsafe { super::rw::inline_simple(p) } {
                     batch.push(ctx, words);
                     done += 1;
@@ -363,6 +364,9 @@ fn init(ctx: &Ctx, st: &mut SubmitState, req: ReqPtr, prev: Option<u8>, drain: &
         *drain = true;
     }
     if !def.ioprio && r.sqe.ioprio != 0 {
+        return Err(-libc::EINVAL);
+    }
+    if !def.iopoll && ctx.flags & IORING_SETUP_IOPOLL != 0 {
         return Err(-libc::EINVAL);
     }
     if r.sqe.personality != 0 {

@@ -22,8 +22,11 @@ pub(crate) struct TimeoutData {
     pub flags: u32,
     /// Completion count (TIMEOUT) or repeats left (multishot).
     pub off: u32,
-    /// The CQ sequence a count-based timeout waits for.
+    /// The CQ sequence a count-based timeout waits for, and the one it
+    /// was armed at: the count is measured from there, unsigned, so that
+    /// a count of 2^32 - 1 means "practically never" as in the kernel.
     pub target_seq: u32,
+    pub base_seq: u32,
     /// LINK_TIMEOUT: `Req::id` of the request it guards.
     pub target: u64,
 }
@@ -60,7 +63,7 @@ fn prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
         return Err(-libc::EINVAL);
     }
     let ns = read_ts(s.addr)?;
-    r.io = OpData::Timeout(TimeoutData { ns, flags: f, off: s.off as u32, target_seq: 0, target: 0 });
+    r.io = OpData::Timeout(TimeoutData { ns, flags: f, off: s.off as u32, target_seq: 0, base_seq: 0, target: 0 });
     if f & IORING_TIMEOUT_ETIME_SUCCESS != 0 {
         r.flags |= rf::ETIME_OK;
     }
@@ -92,8 +95,8 @@ fn cq_seq(ctx: &Ctx, inner: &Inner) -> u32 {
     inner.cq_events.wrapping_sub(ctx.timeouts_fired.load(Ordering::Relaxed))
 }
 
-fn reached(seq: u32, target: u32) -> bool {
-    seq.wrapping_sub(target) as i32 >= 0
+fn reached(seq: u32, d: &TimeoutData) -> bool {
+    seq.wrapping_sub(d.base_seq) >= d.target_seq.wrapping_sub(d.base_seq)
 }
 
 /// Arms a TIMEOUT the caller owns (state IDLE): timer first, then the count
@@ -109,6 +112,7 @@ fn arm(ctx: &Ctx, req: ReqPtr) -> Result<(), i32> {
             let seq = cq_seq(ctx, &inner);
             let target = seq.wrapping_add(d.off);
             data(r).target_seq = target;
+            data(r).base_seq = seq;
             let at = inner.seq_timeouts.partition_point(|t| {
                 // SAFETY: listed timeouts are alive under the lock.
                 let o = data(unsafe { t.get() }).target_seq;
@@ -143,7 +147,7 @@ impl Ctx {
         while i < inner.seq_timeouts.len() {
             let t = inner.seq_timeouts[i];
             // SAFETY: listed timeouts are alive under the lock.
-            if !reached(seq, data(unsafe { t.get() }).target_seq) {
+            if !reached(seq, data(unsafe { t.get() })) {
                 break;
             }
             if t.state().compare_exchange(st::ARMED, st::IDLE, Ordering::AcqRel, Ordering::Acquire).is_ok() {
@@ -236,20 +240,22 @@ pub(crate) fn arm_linked(ctx: &Ctx, lt: ReqPtr) {
 }
 
 /// Settles the link timeout of a completing request: returns its
-/// -ECANCELED CQE unless it already fired.
+/// -ECANCELED CQE unless it already fired (or skips success).
 pub(crate) fn disarm_linked(ctx: &Ctx, lt: ReqPtr) -> Option<Cqe> {
     let mut timers = reactor::lock_timers();
     // SAFETY: the timer lock orders us with arming and firing.
-    let ud = unsafe { lt.get() }.sqe.user_data;
+    let l = unsafe { lt.get() };
+    // Disarmed is not failed: IOSQE_CQE_SKIP_SUCCESS hides the CQE.
+    let cqe = (!l.sqe.has(IOSQE_CQE_SKIP_SUCCESS)).then(|| Cqe::new(l.sqe.user_data, -libc::ECANCELED, 0));
     if lt.state().compare_exchange(st::IDLE, st::CANCELED, Ordering::AcqRel, Ordering::Acquire).is_ok() {
         // Not armed yet: its issuer frees it when it tries to arm it.
-        return Some(Cqe::new(ud, -libc::ECANCELED, 0));
+        return cqe;
     }
     if lt.state().compare_exchange(st::ARMED, st::CANCELED, Ordering::AcqRel, Ordering::Acquire).is_ok() {
         timers.remove(lt);
         drop(timers);
         req::free(ctx, lt);
-        return Some(Cqe::new(ud, -libc::ECANCELED, 0));
+        return cqe;
     }
     None
 }
@@ -263,6 +269,9 @@ fn fire_linked(ctx: &Ctx, lt: ReqPtr) {
         0 | -2 => -libc::ETIME,
         e => e,
     };
+    // Not a failure: IOSQE_CQE_SKIP_SUCCESS hides this CQE, as the kernel's.
+    // SAFETY: as above.
+    unsafe { lt.get() }.flags |= rf::NOFAIL;
     req::complete(ctx, lt, res, 0, Mode::Reactor);
 }
 

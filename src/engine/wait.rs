@@ -162,8 +162,13 @@ fn wait(ctx: &Ctx, min: u32, flags: u32, w: &WaitArgs) -> i32 {
         sig = Some(set);
     }
     let start = os::now_ns();
-    let deadline = w.ts_ns.map(|t| if flags & IORING_ENTER_ABS_TIMER != 0 { t } else { start.saturating_add(t) });
     let min_deadline = if w.min_wait_ns != 0 { Some(start + w.min_wait_ns) } else { None };
+    // The timeout only counts once the minimum wait is over: a shorter
+    // one ends the wait at the minimum, with -ETIME, as in the kernel.
+    let deadline = w
+        .ts_ns
+        .map(|t| if flags & IORING_ENTER_ABS_TIMER != 0 { t } else { start.saturating_add(t) })
+        .map(|d| min_deadline.map_or(d, |m| d.max(m)));
     let target = ctx.word(off::CQ_HEAD).load(Ordering::Acquire).wrapping_add(min);
     let start_tail = ctx.word(off::CQ_TAIL).load(Ordering::Acquire);
     let timeouts = ctx.timeouts_fired.load(Ordering::Acquire);

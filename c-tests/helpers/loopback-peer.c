@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A loopback client for echo services: it drives a server on 127.0.0.1
+ * and checks that every byte comes back unchanged.
+ *
+ *   loopback-peer tcp PORT CONNS BYTES   CONNS connections at once, each
+ *                                        sending BYTES and reading them back
+ *   loopback-peer udp PORT COUNT SIZE    COUNT datagrams of SIZE bytes, one
+ *                                        at a time, each echoed back
+ *
+ * Each connection (or datagram) carries its own pseudo-random pattern, so
+ * data crossing between connections is caught too. Prints one line,
+ * "ok ...", and exits 0; on a mismatch, a stall of 10 s or an error it
+ * says what went wrong and exits 1.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define STALL_MS 10000
+
+static int fail(const char *what)
+{
+	fprintf(stderr, "loopback-peer: %s: %s\n", what, strerror(errno));
+	return 1;
+}
+
+/* Byte `i` of stream `id`: cheap, and different for every stream. */
+static unsigned char pattern(unsigned id, uint64_t i)
+{
+	uint64_t x = (i + 1) * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)id << 32);
+
+	x ^= x >> 29;
+	return (unsigned char)(x * 0xbf58476d1ce4e5b9ULL >> 56);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static struct sockaddr_in target(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port) };
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	return a;
+}
+
+struct conn {
+	int fd;
+	uint64_t sent, got;
+};
+
+static int tcp(int port, unsigned nconn, uint64_t bytes)
+{
+	struct sockaddr_in a = target(port);
+	struct conn *c = calloc(nconn, sizeof(*c));
+	struct pollfd *p = calloc(nconn, sizeof(*p));
+	unsigned char buf[16384];
+	unsigned left = nconn;
+	double t0 = now();
+
+	if (!c || !p)
+		return fail("calloc");
+	for (unsigned i = 0; i < nconn; i++) {
+		int one = 1;
+
+		c[i].fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (c[i].fd < 0)
+			return fail("socket");
+		if (connect(c[i].fd, (struct sockaddr *)&a, sizeof(a)) < 0)
+			return fail("connect");
+		setsockopt(c[i].fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		fcntl(c[i].fd, F_SETFL, O_NONBLOCK);
+	}
+	while (left) {
+		int n = 0;
+
+		for (unsigned i = 0; i < nconn; i++) {
+			p[i].fd = c[i].got < bytes ? c[i].fd : -1;
+			p[i].events = POLLIN | (c[i].sent < bytes ? POLLOUT : 0);
+			p[i].revents = 0;
+		}
+		n = poll(p, nconn, STALL_MS);
+		if (n < 0)
+			return fail("poll");
+		if (n == 0) {
+			fprintf(stderr, "loopback-peer: no progress for %d ms, %u connections unfinished\n",
+				STALL_MS, left);
+			return 1;
+		}
+		for (unsigned i = 0; i < nconn; i++) {
+			if (p[i].revents & POLLOUT) {
+				size_t len = bytes - c[i].sent < sizeof(buf) ?
+					     bytes - c[i].sent : sizeof(buf);
+				ssize_t w;
+
+				for (size_t k = 0; k < len; k++)
+					buf[k] = pattern(i, c[i].sent + k);
+				w = send(c[i].fd, buf, len, MSG_NOSIGNAL);
+				if (w < 0 && errno != EAGAIN)
+					return fail("send");
+				if (w > 0)
+					c[i].sent += (uint64_t)w;
+			}
+			if (p[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+				ssize_t r = recv(c[i].fd, buf, sizeof(buf), 0);
+
+				if (r < 0 && errno == EAGAIN)
+					continue;
+				if (r <= 0) {
+					fprintf(stderr, "loopback-peer: connection %u closed after %llu of %llu bytes\n",
+						i, (unsigned long long)c[i].got,
+						(unsigned long long)bytes);
+					return 1;
+				}
+				for (ssize_t k = 0; k < r; k++) {
+					if (buf[k] != pattern(i, c[i].got + (uint64_t)k)) {
+						fprintf(stderr, "loopback-peer: connection %u byte %llu differs\n",
+							i, (unsigned long long)(c[i].got + (uint64_t)k));
+						return 1;
+					}
+				}
+				c[i].got += (uint64_t)r;
+				if (c[i].got == bytes)
+					left--;
+			}
+		}
+	}
+	printf("ok tcp conns=%u bytes_each=%llu total=%llu secs=%.3f\n", nconn,
+	       (unsigned long long)bytes, (unsigned long long)bytes * nconn,
+	       now() - t0);
+	for (unsigned i = 0; i < nconn; i++)
+		close(c[i].fd);
+	free(c);
+	free(p);
+	return 0;
+}
+
+static int udp(int port, unsigned count, unsigned size)
+{
+	struct sockaddr_in a = target(port);
+	unsigned char *out = malloc(size), *in = malloc(size + 1);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	double t0 = now();
+
+	if (fd < 0 || !out || !in)
+		return fail("socket");
+	for (unsigned i = 0; i < count; i++) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t r;
+
+		for (unsigned k = 0; k < size; k++)
+			out[k] = pattern(i, k);
+		if (sendto(fd, out, size, 0, (struct sockaddr *)&a, sizeof(a)) != (ssize_t)size)
+			return fail("sendto");
+		if (poll(&p, 1, STALL_MS) != 1) {
+			fprintf(stderr, "loopback-peer: datagram %u not echoed within %d ms\n",
+				i, STALL_MS);
+			return 1;
+		}
+		r = recv(fd, in, size + 1, 0);
+		if (r != (ssize_t)size || memcmp(in, out, size)) {
+			fprintf(stderr, "loopback-peer: datagram %u came back as %zd different bytes\n",
+				i, r);
+			return 1;
+		}
+	}
+	printf("ok udp datagrams=%u size=%u secs=%.3f\n", count, size, now() - t0);
+	close(fd);
+	free(out);
+	free(in);
+	return 0;
+}
+
+int main(int argc, char *argv[])
+{
+	if (argc == 5 && !strcmp(argv[1], "tcp"))
+		return tcp(atoi(argv[2]), (unsigned)atoi(argv[3]),
+			   strtoull(argv[4], NULL, 0));
+	if (argc == 5 && !strcmp(argv[1], "udp"))
+		return udp(atoi(argv[2]), (unsigned)atoi(argv[3]),
+			   (unsigned)atoi(argv[4]));
+	fprintf(stderr, "usage: %s tcp PORT CONNS BYTES | udp PORT COUNT SIZE\n",
+		argv[0]);
+	return 2;
+}
