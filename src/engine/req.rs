@@ -362,7 +362,7 @@ fn complete_step(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode) -> O
     // SAFETY: the caller owns the request.
     let r = unsafe { req.get() };
     if let Some((n, f)) = super::net::unfinished(ctx, r, res, cflags, mode) {
-        return complete(ctx, req, n, f, mode);
+        return complete_step(ctx, req, n, f, mode);
     }
     let etime_ok = res == -libc::ETIME && r.flags & rf::ETIME_OK != 0;
     let failed = (res < 0 && !etime_ok && r.flags & rf::NOFAIL == 0) || r.flags & rf::FAIL != 0;
