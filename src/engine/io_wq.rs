@@ -19,14 +19,9 @@ struct Pool {
     idle: u32,
     /// Caps for bounded (file) and unbounded work; 0 = default.
     max: [u32; 2],
-    /// Workers that have left, to be joined before the next one starts:
-    /// that one then reuses a stack, so exits and starts never leave more
-    /// stacks mapped than workers ever ran at once.
-    exited: alloc::vec::Vec<libc::pthread_t>,
 }
 
-static POOL: Mutex<Pool> =
-    Mutex::new(Pool { queue: Fifo::new(), workers: 0, idle: 0, max: [0, 0], exited: alloc::vec::Vec::new() });
+static POOL: Mutex<Pool> = Mutex::new(Pool { queue: Fifo::new(), workers: 0, idle: 0, max: [0, 0] });
 /// Worker CPU affinity (IORING_REGISTER_IOWQ_AFF): a generation and the
 /// mask; None restores the process's own.
 static AFFINITY: Mutex<(u32, Option<libc::cpu_set_t>)> = Mutex::new((0, None));
@@ -61,24 +56,23 @@ pub(crate) fn enqueue(ctx: &Ctx, req: ReqPtr) {
     // SAFETY: still ours until it is queued.
     let unbounded = super::opdef::get(unsafe { req.get() }.sqe.opcode).unbounded;
     ctx.list(req, st::QUEUED);
-    let (wake, spawn, exited) = {
+    let (wake, spawn) = {
         let mut p = POOL.lock();
         p.queue.push(req);
         if p.idle > 0 {
-            (true, false, alloc::vec::Vec::new())
+            (true, false)
         } else if p.workers < cap(&p, unbounded) {
             p.workers += 1;
-            (false, true, core::mem::take(&mut p.exited))
+            (false, true)
         } else {
-            (false, false, alloc::vec::Vec::new())
+            (false, false)
         }
     };
     if wake {
         WAKE.fetch_add(1, Ordering::SeqCst);
         futex_wake(&WAKE, 1);
     }
-    join_all(exited);
-    if spawn && os::spawn_joinable(worker_main, core::ptr::null_mut()).is_err() {
+    if spawn && os::spawn(worker_main, core::ptr::null_mut()).is_err() {
         let mut p = POOL.lock();
         p.workers -= 1;
         if p.workers == 0 {
@@ -216,16 +210,7 @@ extern "C" fn worker_main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
         }
     }
     p.workers -= 1;
-    // SAFETY: pthread_self has no preconditions.
-    p.exited.push(unsafe { libc::pthread_self() });
     core::ptr::null_mut()
-}
-
-/// Joins workers that have left (they take no lock any more).
-fn join_all(exited: alloc::vec::Vec<libc::pthread_t>) {
-    for t in exited {
-        os::join(t);
-    }
 }
 
 /// Sends idle workers away now (no engine ring is left).
@@ -242,8 +227,6 @@ pub(crate) fn idle_exit() {
         unsafe { libc::usleep(500) };
     }
     LEAVE.store(false, Ordering::Release);
-    let exited = core::mem::take(&mut POOL.lock().exited);
-    join_all(exited);
 }
 
 /// IORING_REGISTER_IOWQ_MAX_WORKERS: sets the caps that are non-zero and
@@ -271,6 +254,4 @@ pub(crate) unsafe fn after_fork_child() {
     p.queue = Fifo::new();
     p.workers = 0;
     p.idle = 0;
-    // The parent's threads are not ours to join.
-    p.exited.clear();
 }
