@@ -900,9 +900,11 @@ impl Gen {
                 }
             }
             1 => {
-                // A slot past the table, or an fd that is not open.
-                o.sqe.op_flags |= NOP_FILE | if self.rng.chance(50) { NOP_FIXED_FILE } else { 0 };
-                o.sqe.fd = self.rng.pick(&[FIXED_SLOTS as i32 + 32, 4000, -1]);
+                // A slot past the table, or an fd that is not open (low
+                // numbers may be open in one run and not the other).
+                let fixed = self.rng.chance(50);
+                o.sqe.op_flags |= NOP_FILE | if fixed { NOP_FIXED_FILE } else { 0 };
+                o.sqe.fd = if fixed { self.rng.pick(&[FIXED_SLOTS as i32 + 32, 4000, -1]) } else { self.rng.pick(&[4000, -1]) };
             }
             2 => {
                 o.sqe.op_flags |= NOP_FIXED_BUFFER;
