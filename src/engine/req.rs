@@ -463,9 +463,9 @@ pub(crate) fn fail_chain(ctx: &Ctx, head: ReqPtr, mode: Mode) {
     let res = if r.flags & rf::FAIL != 0 { r.res } else { -libc::ECANCELED };
     r.flags |= rf::FAIL;
     r.sqe.flags &= !IOSQE_IO_HARDLINK;
-    // Without a hard link the chain stops here: nothing comes back.
-    let next = complete_step(ctx, head, res, 0, mode);
-    debug_assert!(next.is_none());
+    // Without a hard link nothing comes next, but freeing the chain may
+    // let a drain start: `complete` looks.
+    complete(ctx, head, res, 0, mode);
 }
 
 /// Issues `req` from a thread in `mode`; it completes now, or moves on to
