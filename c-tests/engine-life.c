@@ -122,8 +122,15 @@ static void test_cycles(void)
 	CHECK_EQ(threads_settle(threads0), threads0, "threads after 10,000 init/exit cycles");
 	CHECK_EQ(tu_count_fds(), fds0, "fds after 10,000 init/exit cycles");
 #ifndef __SANITIZE_ADDRESS__
-	/* AddressSanitizer keeps state of its own for every thread that ran. */
-	CHECK_EQ(tu_settled_maps(maps0), maps0, "mappings after 10,000 init/exit cycles");
+	/* AddressSanitizer keeps state of its own for every thread that ran.
+	 * Without it, the thread stacks the C library keeps for reuse still
+	 * come and go with the timing of worker and reactor exits (a stack
+	 * and its guard page are two lines): a few lines either way, where a
+	 * leak would add some for each of the 10,000 cycles. */
+	int maps = tu_settled_maps(maps0);
+
+	CHECK(maps >= maps0 - 4 && maps <= maps0 + 4,
+	      "mappings after 10,000 init/exit cycles: %d, before %d", maps, maps0);
 #else
 	(void)maps0;
 #endif

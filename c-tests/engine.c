@@ -350,6 +350,7 @@ static void test_ring_fd(void)
 	struct io_uring_cqe *cqe;
 	struct io_uring ring;
 	long long t0, lag[21];
+	bool emulated = getenv("LIBURING_RS_TEST_EMULATED") != NULL;
 
 	user_ring(&ring, 4, 0);
 	CHECK(!readable(ring.ring_fd), "fresh ring fd readable");
@@ -364,13 +365,15 @@ static void test_ring_fd(void)
 		t0 = tu_now_ns();
 		while (readable(ring.ring_fd)) {
 			usleep(50);
-			CHECK(tu_now_ns() - t0 < 50000000LL, "ring fd readable 50 ms after the CQ drained");
+			CHECK(tu_now_ns() - t0 < (emulated ? 500000000LL : 50000000LL),
+			      "ring fd still readable long after the CQ drained");
 		}
 		lag[round] = tu_now_ns() - t0;
 	}
 	qsort(lag, 21, sizeof(lag[0]), cmp_ll);
-	/* Emulated guests (scripts/test-kernels.sh) run about ten times slower. */
-	CHECK(lag[10] < (getenv("LIBURING_RS_TEST_EMULATED") ? 10000000LL : 1000000LL),
+	/* Emulated guests (scripts/test-kernels.sh) run ten to fifty times
+	 * slower, more when the host is busy. */
+	CHECK(lag[10] < (emulated ? 50000000LL : 1000000LL),
 	      "ring fd readable %lld us (median) after the CQ drained", lag[10] / 1000);
 	io_uring_queue_exit(&ring);
 }
