@@ -74,6 +74,21 @@ int main(int argc, char *argv[])
 	/* File with known contents, then reopen it O_DIRECT. */
 	fd = tu_temp_file_random(path, sizeof(path), BS * NBLK, 0xd1ec, &data);
 	refused(&ring, fd);
+	/* MSG_RING is allowed on a polled ring: a message to itself. */
+	{
+		struct io_uring_sqe *m_sqe = io_uring_get_sqe(&ring);
+		struct io_uring_cqe *m;
+
+		io_uring_prep_msg_ring(m_sqe, ring.ring_fd, 7, 0x77, 0);
+		m_sqe->user_data = 1;
+		CHECK_EQ(io_uring_submit(&ring), 1, "submit msg_ring");
+		for (int i = 0; i < 2; i++) {
+			CHECK_EQ(io_uring_wait_cqe(&ring, &m), 0, "wait msg_ring");
+			CHECK(m->user_data == 0x77 || m->user_data == 1, "msg_ring cqe");
+			CHECK_EQ(m->res, m->user_data == 0x77 ? 7 : 0, "msg_ring res");
+			io_uring_cqe_seen(&ring, m);
+		}
+	}
 	CHECK(fsync(fd) == 0, "fsync: %s", strerror(errno));
 	dfd = open(path, O_RDONLY | O_DIRECT);
 	if (dfd < 0) {
