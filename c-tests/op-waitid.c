@@ -2,8 +2,8 @@
 /*
  * IORING_OP_WAITID on forked children: status, pid and code in siginfo
  * (exited, killed, stopped), P_ALL and P_PGID, WNOHANG with nothing to
- * report, bad arguments, cancellation of a pending wait, and a ring torn
- * down with a wait still pending.
+ * report, bad arguments, cancellation of a pending wait (also by a link
+ * timeout), and a ring torn down with a wait still pending.
  */
 #include <signal.h>
 #include <sys/wait.h>
@@ -167,6 +167,34 @@ int main(int argc, char **argv)
 	CHECK(si.si_pid == pid && si.si_code == CLD_KILLED &&
 	      si.si_status == SIGKILL, "killed siginfo: code %d status %d",
 	      si.si_code, si.si_status);
+
+	/* A link timeout that cuts a waitid short answers 1, the count the
+	 * kernel's waitid cancellation gives, not -ETIME. */
+	{
+		struct __kernel_timespec ts = { .tv_nsec = 30 * 1000 * 1000 };
+		struct op_cqe c[2];
+
+		pid = fork();
+		CHECK(pid >= 0, "fork");
+		if (pid == 0) {
+			alarm(10);	/* never outlives a failed test for long */
+			pause();
+			_exit(0);
+		}
+		sqe = op_sqe(&ring);
+		io_uring_prep_waitid(sqe, P_PID, pid, &si, WEXITED, 0);
+		io_uring_sqe_set_flags(sqe, IOSQE_IO_LINK);
+		io_uring_sqe_set_data64(sqe, 1);
+		sqe = op_sqe(&ring);
+		io_uring_prep_link_timeout(sqe, &ts, 0);
+		io_uring_sqe_set_data64(sqe, 2);
+		op_submit(&ring, 2);
+		op_wait_n(&ring, c, 2);
+		CHECK_EQ(c[0].res, -ECANCELED, "waitid cut by a link timeout");
+		CHECK_EQ(c[1].res, 1, "link timeout over a waitid");
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
 
 	more_cases(&ring);
 	io_uring_queue_exit(&ring);

@@ -190,9 +190,17 @@ fn cancel_where(ctx: &Ctx, mut pick: impl FnMut(&req::Req) -> bool, all: bool, m
 }
 
 /// Cancels the request with `Req::id` == `id` (a link timeout's target):
-/// 0, -EALREADY (running) or -ENOENT.
+/// 0 (1 for the ops `counted` names, as the kernel answers), -EALREADY
+/// (running) or -ENOENT.
 pub(crate) fn cancel_id(ctx: &Ctx, id: u64, mode: Mode) -> i32 {
-    match cancel_where(ctx, |r| r.id == id, false, mode) {
+    let mut count = false;
+    let pick = |r: &req::Req| {
+        let m = r.id == id;
+        count |= m && counted(r.sqe.opcode);
+        m
+    };
+    match cancel_where(ctx, pick, false, mode) {
+        (1.., _) if count => 1,
         (1.., _) => 0,
         (0, 1..) => -libc::EALREADY,
         _ => -libc::ENOENT,
