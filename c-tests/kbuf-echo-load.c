@@ -98,20 +98,6 @@ static void send_next(struct conn *c, unsigned i)
 	c->sending = 1;
 }
 
-static int threads_now(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 static long vm_hwm_kb(void)
 {
 	char line[256];
@@ -307,7 +293,7 @@ int main(int argc, char **argv)
 		}
 		io_uring_cq_advance(&ring, n);
 		if ((echoed >> 20) != ((echoed - 1) >> 20) || live == 0) {
-			int t = threads_now();
+			int t = tu_count_threads();
 
 			if (t > max_threads)
 				max_threads = t;

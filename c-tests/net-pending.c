@@ -18,27 +18,6 @@
 #define N 10000
 #define BATCH 500
 
-static int count_threads(void)
-{
-	_Alignas(struct dirent64) char buf[4096];
-	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int n = 0;
-	long r;
-
-	if (fd < 0)
-		return -1;
-	while ((r = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
-		for (long off = 0; off < r;) {
-			struct dirent64 *de = (struct dirent64 *)(buf + off);
-
-			n += de->d_name[0] != '.';
-			off += de->d_reclen;
-		}
-	}
-	close(fd);
-	return n;
-}
-
 static void send_fd(int ctl, int fd)
 {
 	char cbuf[CMSG_SPACE(sizeof(int))], b = 0;
@@ -138,7 +117,7 @@ int main(int argc, char **argv)
 	close(ctl[1]);
 
 	ring_init(&ring);
-	base_threads = count_threads();
+	base_threads = tu_count_threads();
 	for (int i = 0; i < N; i += BATCH) {
 		for (int j = 0; j < BATCH; j++) {
 			int sv[2];
@@ -158,7 +137,7 @@ int main(int argc, char **argv)
 	}
 	/* Nothing can have completed: no peer wrote yet. */
 	CHECK_EQ(io_uring_peek_cqe(&ring, &cqe), -EAGAIN, "early completion");
-	threads = count_threads();
+	threads = tu_count_threads();
 	CHECK(threads >= 1 && threads <= base_threads + 4,
 	      "%d pending RECVs: %d threads (was %d)", N, threads, base_threads);
 
@@ -176,7 +155,7 @@ int main(int argc, char **argv)
 		seen[i] = 1;
 		io_uring_cqe_seen(&ring, cqe);
 	}
-	CHECK(count_threads() <= base_threads + 4, "threads after completion");
+	CHECK(tu_count_threads() <= base_threads + 4, "threads after completion");
 	close(ctl[0]);
 	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
 	      WEXITSTATUS(status) == 0, "peer child failed: %#x", status);

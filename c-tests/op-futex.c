@@ -191,26 +191,13 @@ static void bad_input(struct io_uring *ring)
 	CHECK_EQ(run_waitv(ring, wv, 2), -EFAULT, "waitv unmapped entry");
 }
 
-static int count_threads(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
-
 /* Waits pending at teardown end quietly, and no thread is left behind
  * (a watcher of the userspace engine exits with its last waiter). */
 static void teardown_pending(void)
 {
 	static struct futex_waitv wv[3];
 	struct io_uring ring;
-	int before = count_threads(), n = before;
+	int before = tu_count_threads(), n = before;
 
 	w1 = w2 = 0;
 	op_ring(&ring, 8, 0);
@@ -225,7 +212,7 @@ static void teardown_pending(void)
 	io_uring_queue_exit(&ring);
 	for (int i = 0; i < 100 && n > before; i++) {
 		usleep(10000);
-		n = count_threads();
+		n = tu_count_threads();
 	}
 	CHECK(n <= before, "threads: %d before the ring, %d after its teardown",
 	      before, n);

@@ -28,15 +28,9 @@ static int sqpoll_ring(struct io_uring *ring, unsigned entries, unsigned idle_ms
 
 static int count(const char *dir)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
+	int n = tu_count_dir(dir);
 
-	CHECK(d, "opendir %s: %s", dir, strerror(errno));
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
+	CHECK(n >= 0, "opendir %s: %s", dir, strerror(errno));
 	return n;
 }
 

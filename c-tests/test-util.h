@@ -358,14 +358,16 @@ static inline int tu_temp_file_random(char *path, size_t pathlen, size_t len,
 }
 
 /*
- * Count entries in /proc/self/fd (-1 if unavailable), not counting the
- * directory's own fd. Like tu_count_maps, it never mallocs, so counting
- * fds cannot change the mapping count under AddressSanitizer.
+ * Count the entries of a directory such as /proc/self/fd or
+ * /proc/self/task (-1 if it cannot be opened), "." and ".." aside. Like
+ * tu_count_maps, it never mallocs, so counting cannot change the mapping
+ * count under AddressSanitizer. Counting /proc/self/fd includes the
+ * directory's own fd.
  */
-static inline int tu_count_fds(void)
+static inline int tu_count_dir(const char *path)
 {
 	_Alignas(struct dirent64) char buf[4096];
-	int fd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int n = 0;
 	long r;
 
@@ -380,7 +382,21 @@ static inline int tu_count_fds(void)
 		}
 	}
 	close(fd);
-	return n - 1;
+	return n;
+}
+
+/* Entries in /proc/self/fd (-1 if unavailable), the counting fd aside. */
+static inline int tu_count_fds(void)
+{
+	int n = tu_count_dir("/proc/self/fd");
+
+	return n < 0 ? n : n - 1;
+}
+
+/* Threads of this process (-1 if /proc/self/task is unavailable). */
+static inline int tu_count_threads(void)
+{
+	return tu_count_dir("/proc/self/task");
 }
 
 /*
