@@ -127,7 +127,7 @@ fn detach(req: ReqPtr, was_queued: bool) {
     // SAFETY: we won the request's state: it is ours.
     let r = unsafe { req.get() };
     if r.flags & rf::EPOLLED != 0 {
-        reactor::disarm_fd(r);
+        super::readiness::disarm(r);
     } else if matches!(r.sqe.opcode, IORING_OP_FUTEX_WAIT | IORING_OP_FUTEX_WAITV) {
         super::futex::forget(req);
     } else {
@@ -254,9 +254,9 @@ pub(crate) fn sync_cancel(ctx: &Ctx, arg: u64) -> i32 {
             Err(e) => return e,
         }
     };
-    let mut waiter = super::waiter::Waiter::new(ctx, None);
+    let mut waiter = super::waiter::Waiter::new(ctx, None, false);
     loop {
-        let seq = ctx.cq_seq.load(Ordering::SeqCst);
+        let seq = waiter.prepare();
         ret = cancel(ctx, &cd, Mode::Inline);
         if ret != -libc::EALREADY {
             break;

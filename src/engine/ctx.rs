@@ -154,6 +154,8 @@ pub(crate) struct Ctx {
     pub nr_sig_waiters: AtomicU32,
     /// A registered wait-argument region (address, bytes).
     pub wait_region: Mutex<(u64, usize)>,
+    /// The epoll set of requests waiting on files.
+    pub ready: super::readiness::Readiness,
     /// The SQPOLL thread serving the ring, if any.
     pub sqd: Option<alloc::sync::Arc<super::sqpoll::Sqd>>,
 }
@@ -475,6 +477,7 @@ impl Ctx {
     /// they see what changed or this sees them and bumps `cq_seq`, which
     /// their futex sleep watches.
     fn wake_fenced(&self) {
+        self.ready.kick();
         if self.cq_waiters.load(Ordering::Relaxed) != 0 {
             self.cq_seq.fetch_add(1, Ordering::SeqCst);
             futex_wake(&self.cq_seq, i32::MAX);

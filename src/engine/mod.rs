@@ -19,7 +19,7 @@
 //! | `register.rs`, `rsrc.rs` | register.c, rsrc.c, filetable.c |
 //! | `io_wq.rs` | io-wq.c (worker pool) |
 //! | `sqpoll.rs` | sqpoll.c (the SQPOLL thread) |
-//! | `reactor.rs` | poll.c's wait queues and the timeout hrtimers |
+//! | `readiness.rs`, `reactor.rs` | poll.c's wait queues and task work, the timeout hrtimers |
 
 mod advise;
 mod cancel;
@@ -44,6 +44,7 @@ mod os;
 mod path;
 mod poll;
 mod reactor;
+mod readiness;
 mod register;
 mod req;
 mod rsrc;

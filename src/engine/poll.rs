@@ -1,7 +1,7 @@
 //! POLL_ADD (one-shot and multishot) and POLL_REMOVE (remove or update).
 //!
 //! A poll whose file is ready already completes inline; otherwise the
-//! request's own dup of the file is registered with the reactor's epoll:
+//! request's own dup of the file goes into the ring's readiness set:
 //! one-shot with EPOLLONESHOT, multishot edge-triggered (each wake-up posts
 //! a CQE with IORING_CQE_F_MORE) unless IORING_POLL_ADD_LEVEL.
 
@@ -10,7 +10,7 @@ use core::sync::atomic::Ordering;
 use super::ctx::{Cqe, Ctx};
 use super::opdef::{OpDef, BASE};
 use super::req::{self, rf, st, Issued, Mode, OpData, Req, ReqPtr};
-use super::{os, reactor};
+use super::os;
 use crate::sys::*;
 
 /// Reported whatever was asked for, as in the kernel.
@@ -89,7 +89,7 @@ fn arm(ctx: &Ctx, req: ReqPtr) -> Issued {
         r.file = d;
         r.flags |= rf::OWN_FILE;
     }
-    match reactor::arm_fd(ctx, req, ev | ALWAYS) {
+    match super::readiness::arm(ctx, req, ev | ALWAYS) {
         Ok(()) => Issued::Queued,
         // A file epoll cannot watch is always ready, as poll(2) says.
         Err(e) if e == -libc::EPERM => Issued::Done((ev & (libc::EPOLLIN | libc::EPOLLOUT) as u32 | libc::EPOLLRDNORM as u32 & ev) as i32, 0),
@@ -101,9 +101,9 @@ fn add_issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
     arm(ctx, req)
 }
 
-/// The reactor saw `revents` on a poll request it now owns.
+/// A server of the ring's set saw `revents` on a poll request it now owns.
 pub(crate) fn event(ctx: &Ctx, req: ReqPtr, revents: u32) {
-    // SAFETY: the reactor won the request's state: it is ours.
+    // SAFETY: the server won the request's state: it is ours.
     let r = unsafe { req.get() };
     let ev = events(r);
     let mask = (revents & (ev | ALWAYS) & !BEHAVIOUR) as i32;
@@ -174,7 +174,7 @@ fn remove_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
     // SAFETY: `take` made us the poll's owner.
     let t = unsafe { target.get() };
     if u.new.is_none() && u.events.is_none() {
-        reactor::disarm_fd(t);
+        super::readiness::disarm(t);
         req::complete(ctx, target, -libc::ECANCELED, 0, mode);
         return Issued::Done(0, 0);
     }

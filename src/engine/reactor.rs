@@ -1,19 +1,22 @@
 //! The reactor: one thread per process that waits, on epoll, for the
-//! readiness of files (poll requests, reads and writes that would block on
-//! pipes, sockets, ttys) and, on a timerfd, for timeouts. It also resets
-//! ring fds once their CQ is drained. Started on first use; it stops when
-//! no engine ring is left and nothing is armed.
+//! readiness sets of rings nobody is waiting on (see `readiness.rs`: poll
+//! requests, reads and writes that would block on pipes, sockets, ttys)
+//! and, on a timerfd, for timeouts. It also resets ring fds once their CQ
+//! is drained. Started on first use; it stops when no engine ring is left
+//! and nothing is armed.
 
 use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
 
 use super::ctx::Ctx;
-use super::req::{self, rf, st, Mode, ReqPtr};
+use super::req::{st, ReqPtr};
 use super::lock::Mutex;
 use super::{os, table};
 
 const TAG_WAKE: u64 = 1;
 const TAG_TIMER: u64 = 2;
+/// A ring's readiness set; the ring's handle index is above the tag bits.
+const TAG_SET: u64 = 3;
 /// How often drained rings have their fd reset (well under the 1 ms the
 /// readiness of an idle ring fd may lag).
 const TICK_NS: u64 = 400_000;
@@ -33,10 +36,8 @@ struct State {
     armed_at: u64,
     /// Rings whose fd is signalled (registry indexes).
     watched: Vec<u32>,
-    /// Requests registered with epoll.
-    polls: u32,
-    /// Requests freed while an event batch may still name them.
-    graveyard: Vec<ReqPtr>,
+    /// Readiness sets registered.
+    sets: u32,
 }
 
 static R: Mutex<State> = Mutex::new(State {
@@ -48,8 +49,7 @@ static R: Mutex<State> = Mutex::new(State {
     timers: Vec::new(),
     armed_at: u64::MAX,
     watched: Vec::new(),
-    polls: 0,
-    graveyard: Vec::new(),
+    sets: 0,
 });
 
 fn ctl(epfd: i32, op: i32, fd: i32, events: u32, data: u64) -> i32 {
@@ -123,128 +123,66 @@ fn ensure(s: &mut State) -> Result<(), i32> {
 extern "C" fn main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
     let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 64];
     loop {
-        let (epfd, grave) = {
+        let epfd = {
             let mut s = R.lock();
-            let grave = core::mem::take(&mut s.graveyard);
-            if table::LIVE.load(Ordering::Acquire) == 0 && s.timers.is_empty() && s.watched.is_empty() && s.polls == 0 {
+            if table::LIVE.load(Ordering::Acquire) == 0 && s.timers.is_empty() && s.watched.is_empty() && s.sets == 0 {
                 os::close(s.epfd);
                 os::close(s.wakefd);
                 os::close(s.timerfd);
                 s.epfd = -1;
                 s.running = false;
-                drop(s);
-                free_graves(grave);
                 return core::ptr::null_mut();
             }
+            // An earlier expiry already set only costs a spare wake-up;
+            // resetting the timerfd on every pass would cost a system call.
             let at = next_expiry(&s);
-            set_timer(&mut s, at);
-            (s.epfd, grave)
+            if at < s.armed_at {
+                set_timer(&mut s, at);
+            }
+            s.epfd
         };
-        free_graves(grave);
         // SAFETY: a live event buffer of evs.len() entries.
         let n = unsafe { libc::epoll_wait(epfd, evs.as_mut_ptr(), evs.len() as i32, -1) };
         for ev in evs.iter().take(n.max(0) as usize) {
-            let (events, data) = (ev.events, ev.u64);
+            let data = ev.u64;
             match data & 7 {
                 TAG_WAKE => os::eventfd_drain(R.lock().wakefd),
                 TAG_TIMER => expire(),
                 _ => {
-                    // SAFETY: requests registered with epoll are freed only
-                    // through the graveyard, after this batch.
-                    ready(unsafe { ReqPtr::from_addr(data) }, events);
+                    if let Some(ring) = table::lookup_index((data >> 3) as usize) {
+                        super::readiness::reactor_event(ring.ctx());
+                    }
                 }
             }
         }
     }
 }
 
-fn free_graves(grave: Vec<ReqPtr>) {
-    for r in grave {
-        // SAFETY: buried before the previous epoll_wait returned.
-        unsafe { req::free_buried(r) };
-    }
-}
-
-/// A registered request's file is ready.
-fn ready(r: ReqPtr, events: u32) {
-    if r.state().compare_exchange(st::ARMED, st::IDLE, Ordering::AcqRel, Ordering::Acquire).is_err() {
-        return;
-    }
-    // SAFETY: we won the request's state: it is ours.
-    let q = unsafe { r.get() };
-    let ctx = q.ctx();
-    let _ring = table::hold(ctx);
-    if q.sqe.opcode == crate::sys::IORING_OP_POLL_ADD {
-        super::poll::event(ctx, r, events);
-    } else {
-        req::issue(ctx, r, Mode::Reactor);
-    }
-}
-
-/// Registers `req` (whose `file` is its own dup) to run again when its file
-/// reports `mask`. -EPERM: the file cannot be polled.
-pub(crate) fn arm_io(ctx: &Ctx, r: ReqPtr, mask: u32) -> Result<(), i32> {
-    arm_fd(ctx, r, mask | libc::EPOLLONESHOT as u32)
-}
-
-/// As `arm_io`, with the epoll flags given in full.
-pub(crate) fn arm_fd(ctx: &Ctx, r: ReqPtr, events: u32) -> Result<(), i32> {
-    // SAFETY: the caller owns the request until it is armed.
-    let q = unsafe { r.get() };
-    let (epfd, first) = {
-        let mut s = R.lock();
-        ensure(&mut s)?;
-        let first = q.flags & rf::EPOLLED == 0;
-        if first {
-            s.polls += 1;
-        }
-        (s.epfd, first)
-    };
-    let fd = q.file;
-    q.flags |= rf::EPOLLED;
-    ctx.list(r, st::ARMED);
-    let op = if first { libc::EPOLL_CTL_ADD } else { libc::EPOLL_CTL_MOD };
-    let ret = ctl(epfd, op, fd, events, r.addr());
-    if ret < 0 {
-        if !ctx.claim(r, st::ARMED, st::IDLE) {
-            // A canceller took it meanwhile and completes it.
-            return Ok(());
-        }
-        if first {
-            q.flags &= !rf::EPOLLED;
-            R.lock().polls -= 1;
-        }
-        return Err(ret);
-    }
-    Ok(())
-}
-
-/// Stops watching a request's file (its owner is about to complete it).
-pub(crate) fn disarm_fd(r: &req::Req) {
-    let epfd = R.lock().epfd;
-    if epfd >= 0 {
-        ctl(epfd, libc::EPOLL_CTL_DEL, r.file, 0, 0);
-    }
-}
-
-/// Frees a request that was registered with epoll: unregisters and closes
-/// its file now, frees its memory after the current event batch.
-pub(crate) fn bury(r: ReqPtr) {
-    // SAFETY: the caller owns the request and gives it up here.
-    let q = unsafe { r.get() };
+/// Registers a ring's readiness set (ring handle `idx`), covered; returns
+/// the reactor's epoll fd, which stays valid while any set is registered.
+pub(crate) fn add_set(set: i32, idx: u32) -> Result<i32, i32> {
     let mut s = R.lock();
-    if s.epfd >= 0 && q.file >= 0 {
-        ctl(s.epfd, libc::EPOLL_CTL_DEL, q.file, 0, 0);
+    ensure(&mut s)?;
+    let r = ctl(s.epfd, libc::EPOLL_CTL_ADD, set, (libc::EPOLLIN | libc::EPOLLONESHOT) as u32, TAG_SET | (idx as u64) << 3);
+    if r < 0 {
+        return Err(r);
     }
-    if q.flags & rf::OWN_FILE != 0 {
-        os::close(q.file);
-        q.file = -1;
+    s.sets += 1;
+    Ok(s.epfd)
+}
+
+/// Re-arms a set's one-shot registration; false if that failed.
+pub(crate) fn cover_set(epfd: i32, set: i32, idx: u32) -> bool {
+    ctl(epfd, libc::EPOLL_CTL_MOD, set, (libc::EPOLLIN | libc::EPOLLONESHOT) as u32, TAG_SET | (idx as u64) << 3) == 0
+}
+
+/// Unregisters a set about to be closed (a forked child may hold it open).
+pub(crate) fn forget_set(set: i32) {
+    let mut s = R.lock();
+    if s.epfd >= 0 {
+        ctl(s.epfd, libc::EPOLL_CTL_DEL, set, 0, 0);
     }
-    s.polls -= 1;
-    s.graveyard.push(r);
-    if s.graveyard.len() >= 64 && s.running {
-        os::eventfd_signal(s.wakefd);
-    }
+    s.sets -= 1;
 }
 
 /// Arms a timer for `r` (state ARMED) at CLOCK_MONOTONIC `at`.
@@ -427,7 +365,6 @@ pub(crate) unsafe fn after_fork_child() {
     os::close(s.timerfd);
     // The parent's requests are not ours to touch: forget them.
     core::mem::forget(core::mem::take(&mut s.timers));
-    core::mem::forget(core::mem::take(&mut s.graveyard));
     s.epfd = -1;
     s.wakefd = -1;
     s.timerfd = -1;
@@ -435,5 +372,5 @@ pub(crate) unsafe fn after_fork_child() {
     s.thread = None;
     s.armed_at = u64::MAX;
     s.watched.clear();
-    s.polls = 0;
+    s.sets = 0;
 }

@@ -15,7 +15,7 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use super::ctx::{Cqe, Ctx};
 use super::opdef;
 use super::sqe::Sqe;
-use super::{io_wq, os, reactor, timeout};
+use super::{io_wq, os, timeout};
 use crate::sys::{
     IORING_OP_LINK_TIMEOUT, IORING_OP_POLL_ADD, IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_TASKRUN_FLAG, IORING_SQ_TASKRUN, IOSQE_ASYNC,
     IOSQE_CQE_SKIP_SUCCESS, IOSQE_FIXED_FILE, IOSQE_IO_HARDLINK, IOSQE_IO_LINK,
@@ -48,7 +48,7 @@ pub(crate) mod rf {
     pub const STABLE: u32 = 1 << 2;
     /// On the ring's armed list.
     pub const LISTED: u32 = 1 << 3;
-    /// Registered with the reactor's epoll: free through its graveyard.
+    /// Registered in the ring's readiness set: freed through `readiness::bury`.
     pub const EPOLLED: u32 = 1 << 4;
     /// Went through its first issue (IOSQE_ASYNC punt, link timeout).
     pub const ISSUED: u32 = 1 << 5;
@@ -216,9 +216,9 @@ pub(crate) fn free(ctx: &Ctx, req: ReqPtr) {
     // SAFETY: the caller owns the request.
     let r = unsafe { req.get() };
     if r.flags & rf::EPOLLED != 0 {
-        // The reactor may still hold this pointer from an event batch; it
-        // also unregisters the file before closing it.
-        reactor::bury(req);
+        // A server of the ring's set may still hold this pointer from an
+        // event batch; it also unregisters the file before closing it.
+        super::readiness::bury(ctx, req);
     } else {
         if r.flags & rf::OWN_FILE != 0 {
             os::close(r.file);
@@ -226,15 +226,17 @@ pub(crate) fn free(ctx: &Ctx, req: ReqPtr) {
         // SAFETY: allocated by `alloc` through Box and owned by us.
         drop(unsafe { Box::from_raw(req.0.as_ptr()) });
     }
-    if ctx.users.fetch_sub(1, Ordering::AcqRel) == 1 {
+    // Only a tear-down waits for the count to reach zero, and it marks the
+    // ring dying before it reads the count (both SeqCst).
+    if ctx.users.fetch_sub(1, Ordering::SeqCst) == 1 && ctx.dying.load(Ordering::SeqCst) {
         super::lock::futex_wake(&ctx.users, i32::MAX);
     }
 }
 
-/// Frees the memory of a request the reactor buried.
+/// Frees the memory of a buried request.
 ///
 /// # Safety
-/// `req` was passed to `reactor::bury` and nothing refers to it any more.
+/// `req` was passed to `readiness::bury` and nothing refers to it any more.
 pub(crate) unsafe fn free_buried(req: ReqPtr) {
     // SAFETY: per the contract.
     drop(unsafe { Box::from_raw(req.0.as_ptr()) });
@@ -584,7 +586,7 @@ fn punt(ctx: &Ctx, req: ReqPtr, mode: Mode) {
     }
     let mask = (def.poll_mask)(r);
     if mask != 0 && r.file >= 0 {
-        match reactor::arm_io(ctx, req, mask) {
+        match super::readiness::arm_io(ctx, req, mask) {
             Ok(()) => return,
             Err(e) if e != -libc::EPERM => return complete(ctx, req, e, 0, mode),
             Err(_) => {}

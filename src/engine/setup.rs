@@ -241,6 +241,7 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
         sig_waiters: Mutex::new(alloc::vec::Vec::new()),
         nr_sig_waiters: AtomicU32::new(0),
         wait_region: Mutex::new((0, 0)),
+        ready: super::readiness::Readiness::new(),
         sqd,
     });
     if p.flags & IORING_SETUP_R_DISABLED == 0 {
@@ -332,6 +333,7 @@ impl Ctx {
     pub(crate) unsafe fn release(ctx: *mut Ctx) {
         // SAFETY: per the contract.
         let c = unsafe { Box::from_raw(ctx) };
+        c.ready.close();
         release_memory(&c.mem);
         os::close(c.fd);
         drop(c);

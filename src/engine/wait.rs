@@ -70,6 +70,9 @@ pub(crate) unsafe fn enter(ctx: &Ctx, to_submit: u32, min_complete: u32, flags: 
         return -libc::EBADFD;
     }
     let mut ret = 0;
+    // A thread about to wait serves the ring's readiness set from before
+    // it submits, so what it arms is its own to run.
+    let serving = (flags & IORING_ENTER_GETEVENTS != 0 && min_complete != 0 && ctx.ready.claim()).then(|| Serving(ctx));
     if ctx.flags & IORING_SETUP_SQPOLL != 0 {
         // The SQ thread submits; the caller only wakes it or waits for SQ
         // room, and is told `to_submit` as the kernel does.
@@ -91,7 +94,7 @@ pub(crate) unsafe fn enter(ctx: &Ctx, to_submit: u32, min_complete: u32, flags: 
     }
     if flags & IORING_ENTER_GETEVENTS != 0 {
         let ret2 = match wait_args(ctx, flags, arg, argsz) {
-            Ok(w) => wait(ctx, min_complete, flags, &w),
+            Ok(w) => wait(ctx, min_complete, flags, &w, serving.is_some()),
             Err(e) => e,
         };
         if ret == 0 {
@@ -99,6 +102,15 @@ pub(crate) unsafe fn enter(ctx: &Ctx, to_submit: u32, min_complete: u32, flags: 
         }
     }
     ret
+}
+
+/// A claim on the ring's readiness set, given back when dropped.
+struct Serving<'a>(&'a Ctx);
+
+impl Drop for Serving<'_> {
+    fn drop(&mut self) {
+        self.0.ready.release(self.0);
+    }
 }
 
 /// Decodes the wait argument: a sigset, an io_uring_getevents_arg, or an
@@ -150,7 +162,7 @@ fn wait_args(ctx: &Ctx, flags: u32, arg: *const c_void, argsz: usize) -> Result<
 }
 
 /// Waits until `min` CQEs are ready (the kernel's io_cqring_wait).
-fn wait(ctx: &Ctx, min: u32, flags: u32, w: &WaitArgs) -> i32 {
+fn wait(ctx: &Ctx, min: u32, flags: u32, w: &WaitArgs, serving: bool) -> i32 {
     let min = min.min(ctx.cq_entries);
     if ctx.flags & IORING_SETUP_DEFER_TASKRUN != 0 && !issuer_ok(ctx) {
         return -libc::EEXIST;
@@ -182,9 +194,9 @@ fn wait(ctx: &Ctx, min: u32, flags: u32, w: &WaitArgs) -> i32 {
     let target = ctx.word(off::CQ_HEAD).load(Ordering::Acquire).wrapping_add(min);
     let start_tail = ctx.word(off::CQ_TAIL).load(Ordering::Acquire);
     let timeouts = ctx.timeouts_fired.load(Ordering::Acquire);
-    let mut waiter = super::waiter::Waiter::new(ctx, sig.as_ref());
+    let mut waiter = super::waiter::Waiter::new(ctx, sig.as_ref(), serving);
     let ret = loop {
-        let seq = ctx.cq_seq.load(Ordering::SeqCst);
+        let seq = waiter.prepare();
         ctx.run_task_work();
         ctx.flush_overflow();
         let tail = ctx.word(off::CQ_TAIL).load(Ordering::Acquire);

@@ -1,9 +1,11 @@
 //! How a thread sleeps until a ring posts something.
 //!
-//! Plain waits sleep on the ring's `cq_seq` futex. Waits with a signal
-//! mask need the mask swapped atomically with the sleep, which a futex
-//! cannot do: they sleep in ppoll() on an eventfd of their own (one per
-//! thread, kept for the thread's life) that posters signal.
+//! A thread that serves the ring's readiness set sleeps in epoll_wait on
+//! it, running ready requests as they come (see `readiness.rs`). Other
+//! plain waits sleep on the ring's `cq_seq` futex. Other waits with a
+//! signal mask need the mask swapped atomically with the sleep, which a
+//! futex cannot do: they sleep in ppoll() on an eventfd of their own (one
+//! per thread, kept for the thread's life) that posters signal.
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
@@ -78,10 +80,16 @@ pub(crate) unsafe fn after_fork_child() {
 pub(crate) struct Waiter<'a> {
     ctx: &'a Ctx,
     sig: Option<(libc::sigset_t, i32)>,
+    /// Serves the ring's readiness set (the caller claimed it): sleeps in
+    /// its epoll_wait with `mask` as the signal mask.
+    serving: Option<Option<libc::sigset_t>>,
 }
 
 impl<'a> Waiter<'a> {
-    pub(crate) fn new(ctx: &'a Ctx, sig: Option<&libc::sigset_t>) -> Waiter<'a> {
+    pub(crate) fn new(ctx: &'a Ctx, sig: Option<&libc::sigset_t>, serving: bool) -> Waiter<'a> {
+        if serving {
+            return Waiter { ctx, sig: None, serving: Some(sig.copied()) };
+        }
         ctx.cq_waiters.fetch_add(1, Ordering::SeqCst);
         // Pairs with the fence in `Ctx::wake_waiters`: the count is
         // visible before this thread looks at the ring.
@@ -92,12 +100,26 @@ impl<'a> Waiter<'a> {
             ctx.nr_sig_waiters.fetch_add(1, Ordering::SeqCst);
             Some((*s, fd))
         });
-        Waiter { ctx, sig }
+        Waiter { ctx, sig, serving: None }
+    }
+
+    /// Called before each look at the ring: returns the `cq_seq` to pass
+    /// to `sleep`. A server announces itself first, so that whatever
+    /// changes the ring after its look signals it.
+    pub(crate) fn prepare(&self) -> u32 {
+        if self.serving.is_some() {
+            self.ctx.ready.announce();
+        }
+        self.ctx.cq_seq.load(Ordering::SeqCst)
     }
 
     /// Sleeps until the ring's `cq_seq` moves past `seq`, the absolute
     /// CLOCK_MONOTONIC `until`, or a signal. Returns 0 or -EINTR.
     pub(crate) fn sleep(&mut self, seq: u32, until: Option<u64>) -> i32 {
+        if let Some(mask) = &self.serving {
+            let r = self.ctx.ready.serve(self.ctx, until, mask.as_ref());
+            return if r == -libc::EINTR { r } else { 0 };
+        }
         match &self.sig {
             None => {
                 if futex_wait(&self.ctx.cq_seq, seq, until) == -libc::EINTR {
@@ -129,6 +151,10 @@ impl<'a> Waiter<'a> {
 
 impl Drop for Waiter<'_> {
     fn drop(&mut self) {
+        if self.serving.is_some() {
+            self.ctx.ready.quiet();
+            return;
+        }
         if let Some((_, fd)) = self.sig {
             let mut w = self.ctx.sig_waiters.lock();
             if let Some(i) = w.iter().position(|&f| f == fd) {

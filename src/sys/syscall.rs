@@ -56,6 +56,11 @@ mod raw {
 
 pub(crate) use raw::syscall6;
 
+/// Set once this process made a kernel ring through us. Such a ring's task
+/// work interrupts a thread's epoll_wait with EINTR, though no signal came
+/// (TIF_NOTIFY_SIGNAL); the engine then sleeps where that is restarted.
+pub static KERNEL_RING_MADE: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
 /// `io_uring_setup(2)`: returns the new ring fd, or `-errno`.
 ///
 /// # Safety
@@ -64,7 +69,11 @@ pub(crate) use raw::syscall6;
 pub unsafe fn io_uring_setup(entries: u32, p: *mut io_uring_params) -> i32 {
     // SAFETY: p is valid per the caller's contract; the kernel reads and
     // writes only that struct.
-    unsafe { syscall6(libc::SYS_io_uring_setup, entries as usize, p as usize, 0, 0, 0, 0) as i32 }
+    let fd = unsafe { syscall6(libc::SYS_io_uring_setup, entries as usize, p as usize, 0, 0, 0, 0) as i32 };
+    if fd >= 0 {
+        KERNEL_RING_MADE.store(true, core::sync::atomic::Ordering::Relaxed);
+    }
+    fd
 }
 
 /// The raw `io_uring_enter(2)`, for the engine's fallback.

@@ -1,0 +1,343 @@
+//! Each ring's readiness set: an epoll instance holding the requests the
+//! ring waits on files for (I/O that would block, poll requests).
+//!
+//! The kernel runs a ready request's task work on the task that submitted
+//! it. The nearest thing here is a thread waiting in `io_uring_enter` on
+//! the ring: it sleeps in epoll_wait on the set and runs what became ready
+//! itself, with no hand-off to another thread. When nobody waits there,
+//! the reactor serves the set: the set sits in the reactor's epoll under a
+//! one-shot registration (the "cover"), re-armed only while the set holds
+//! requests and no other thread serves it.
+//!
+//! One thread at a time serves a set (`State::serving`), and only it
+//! fetches events. A request freed while its set is being served may still
+//! be named in the batch in hand, so its memory waits in `graves` until the
+//! server lets go.
+
+use alloc::vec::Vec;
+use core::sync::atomic::{fence, AtomicBool, AtomicI32, Ordering};
+
+use super::ctx::Ctx;
+use super::lock::Mutex;
+use super::req::{self, rf, st, Mode, ReqPtr};
+use super::{os, reactor};
+
+/// Epoll data of the set's wake eventfd (requests are 8-byte aligned
+/// addresses, so never 1).
+const TAG_WAKE: u64 = 1;
+const BATCH: usize = 32;
+
+pub(crate) struct Readiness {
+    /// The set's epoll fd; -1 until the ring first arms a request.
+    epfd: AtomicI32,
+    /// An edge-triggered eventfd in the set that wakes a sleeping server.
+    wakefd: AtomicI32,
+    /// A thread serving the set sleeps (or is about to) and wants the
+    /// eventfd signalled when the ring changes.
+    sleeping: AtomicBool,
+    state: Mutex<State>,
+}
+
+struct State {
+    serving: bool,
+    /// The cover (the set's registration in the reactor's epoll) is armed.
+    covered: bool,
+    /// Requests registered in the set.
+    armed: u32,
+    graves: Vec<ReqPtr>,
+    /// The reactor's epoll fd the set is registered in.
+    reactor: i32,
+}
+
+fn ctl(epfd: i32, op: i32, fd: i32, events: u32, data: u64) -> i32 {
+    let mut ev = libc::epoll_event { events, u64: data };
+    // SAFETY: a live epoll_event; the kernel checks the fds.
+    os::cvt32(unsafe { libc::epoll_ctl(epfd, op, fd, &mut ev) })
+}
+
+impl Readiness {
+    pub(crate) const fn new() -> Readiness {
+        Readiness {
+            epfd: AtomicI32::new(-1),
+            wakefd: AtomicI32::new(-1),
+            sleeping: AtomicBool::new(false),
+            state: Mutex::new(State { serving: false, covered: false, armed: 0, graves: Vec::new(), reactor: -1 }),
+        }
+    }
+
+    /// The set's epoll fd, created (and covered by the reactor) on first use.
+    fn open(&self, ctx: &Ctx, s: &mut State) -> Result<i32, i32> {
+        let e = self.epfd.load(Ordering::Relaxed);
+        if e >= 0 {
+            return Ok(e);
+        }
+        // SAFETY: plain fd creation.
+        let epfd = os::cvt32(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) });
+        if epfd < 0 {
+            return Err(epfd);
+        }
+        let wake = os::eventfd();
+        let r = if wake < 0 { wake } else { ctl(epfd, libc::EPOLL_CTL_ADD, wake, (libc::EPOLLIN | libc::EPOLLET) as u32, TAG_WAKE) };
+        let r = if r < 0 { Err(r) } else { reactor::add_set(epfd, ctx.handle.load(Ordering::Relaxed)) };
+        match r {
+            Ok(reactor_epfd) => {
+                s.reactor = reactor_epfd;
+                s.covered = true;
+                self.wakefd.store(wake, Ordering::Relaxed);
+                self.epfd.store(epfd, Ordering::Release);
+                Ok(epfd)
+            }
+            Err(e) => {
+                os::close(wake);
+                os::close(epfd);
+                Err(e)
+            }
+        }
+    }
+
+    /// Arms the cover if nobody serves the set and it holds requests.
+    fn cover(&self, ctx: &Ctx, s: &mut State) {
+        if !s.serving && !s.covered && s.armed != 0 {
+            s.covered = reactor::cover_set(s.reactor, self.epfd.load(Ordering::Relaxed), ctx.handle.load(Ordering::Relaxed));
+        }
+    }
+
+    /// Makes the calling thread the set's server; false if the set does not
+    /// exist yet or another thread serves it.
+    pub(crate) fn claim(&self) -> bool {
+        if self.epfd.load(Ordering::Acquire) < 0 {
+            return false;
+        }
+        let mut s = self.state.lock();
+        if s.serving {
+            return false;
+        }
+        s.serving = true;
+        true
+    }
+
+    /// Ends a `claim`: frees the graves, and hands the set to the reactor
+    /// if requests are left in it.
+    pub(crate) fn release(&self, ctx: &Ctx) {
+        let graves = {
+            let mut s = self.state.lock();
+            s.serving = false;
+            self.cover(ctx, &mut s);
+            core::mem::take(&mut s.graves)
+        };
+        for g in graves {
+            // SAFETY: buried while we served; our batches are all run.
+            unsafe { req::free_buried(g) };
+        }
+    }
+
+    /// The server is about to look at the ring before sleeping: from here
+    /// on, whoever changes the ring signals the eventfd (see `kick`).
+    pub(crate) fn announce(&self) {
+        self.sleeping.store(true, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+    }
+
+    pub(crate) fn quiet(&self) {
+        self.sleeping.store(false, Ordering::Relaxed);
+    }
+
+    /// Wakes a sleeping server (called after a SeqCst fence that orders
+    /// the ring change before this load).
+    #[inline]
+    pub(crate) fn kick(&self) {
+        if self.sleeping.load(Ordering::Relaxed) && self.sleeping.swap(false, Ordering::SeqCst) {
+            os::eventfd_signal(self.wakefd.load(Ordering::Relaxed));
+        }
+    }
+
+    /// One round of serving (the caller claimed the set): waits for events
+    /// until the absolute CLOCK_MONOTONIC `until` (None: no limit, Some(0):
+    /// no wait) with `sig` as the signal mask, then runs the ready
+    /// requests. Returns the number of events, or -EINTR.
+    pub(crate) fn serve(&self, ctx: &Ctx, until: Option<u64>, sig: Option<&libc::sigset_t>) -> i32 {
+        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; BATCH];
+        let n = wait(self.epfd.load(Ordering::Relaxed), &mut evs, until, sig);
+        self.quiet();
+        if n < 0 {
+            return if n == -libc::EINTR { n } else { 0 };
+        }
+        for ev in &evs[..n as usize] {
+            let (events, data) = (ev.events, ev.u64);
+            if data != TAG_WAKE {
+                // SAFETY: requests in the set are freed only through
+                // `bury`, which keeps them while we serve.
+                ready(ctx, unsafe { ReqPtr::from_addr(data) }, events);
+            }
+        }
+        n
+    }
+
+    /// Closes the set (the ring is being freed).
+    pub(crate) fn close(&self) {
+        let epfd = self.epfd.swap(-1, Ordering::AcqRel);
+        if epfd >= 0 {
+            reactor::forget_set(epfd);
+            os::close(epfd);
+            os::close(self.wakefd.swap(-1, Ordering::Relaxed));
+        }
+        for g in core::mem::take(&mut self.state.lock().graves) {
+            // SAFETY: nothing serves a ring being freed.
+            unsafe { req::free_buried(g) };
+        }
+    }
+}
+
+/// Waits for events of the set `epfd` until `until` (see `serve`).
+///
+/// epoll_wait is never restarted: it fails with EINTR for a signal whose
+/// handler ran, but also for a kernel ring's task work. Where a kernel ring
+/// exists the sleep itself is a ppoll on the set, which the kernel restarts
+/// unless a handler ran, and the events are fetched after it.
+fn wait(epfd: i32, evs: &mut [libc::epoll_event], until: Option<u64>, sig: Option<&libc::sigset_t>) -> i32 {
+    let sigp = sig.map_or(core::ptr::null(), |s| s as *const libc::sigset_t);
+    let rel = until.map(|u| if u == 0 { 0 } else { u.saturating_sub(os::now_ns()) });
+    if rel != Some(0) && crate::sys::KERNEL_RING_MADE.load(Ordering::Relaxed) {
+        let ts = rel.map(os::ns_to_timespec);
+        let tsp = ts.as_ref().map_or(core::ptr::null(), |t| t as *const libc::timespec);
+        let mut p = libc::pollfd { fd: epfd, events: libc::POLLIN, revents: 0 };
+        // SAFETY: one live pollfd, optional timespec and sigset.
+        if unsafe { libc::ppoll(&mut p, 1, tsp, sigp) } < 0 {
+            return os::errno();
+        }
+        return pwait2(epfd, evs, Some(0), core::ptr::null());
+    }
+    pwait2(epfd, evs, rel, sigp)
+}
+
+/// epoll_pwait2 for `rel` ns (None: no limit), or epoll_pwait with the
+/// wait rounded up to milliseconds where the kernel or a seccomp profile
+/// lacks it.
+fn pwait2(epfd: i32, evs: &mut [libc::epoll_event], rel: Option<u64>, sigp: *const libc::sigset_t) -> i32 {
+    static NO_PWAIT2: AtomicBool = AtomicBool::new(false);
+    if !NO_PWAIT2.load(Ordering::Relaxed) {
+        let ts = rel.map(os::ns_to_timespec);
+        let tsp = ts.as_ref().map_or(core::ptr::null(), |t| t as *const libc::timespec);
+        // SAFETY: a live event buffer, optional timespec and sigset (8
+        // bytes, the kernel's sigset size).
+        let n = unsafe { libc::syscall(libc::SYS_epoll_pwait2, epfd, evs.as_mut_ptr(), evs.len() as i32, tsp, sigp, 8usize) };
+        if n >= 0 {
+            return n as i32;
+        }
+        let e = os::errno();
+        if e != -libc::ENOSYS && e != -libc::EPERM {
+            return e;
+        }
+        NO_PWAIT2.store(true, Ordering::Relaxed);
+    }
+    let ms = rel.map_or(-1, |ns| ns.div_ceil(1_000_000).min(i32::MAX as u64) as i32);
+    // SAFETY: as above.
+    let n = unsafe { libc::epoll_pwait(epfd, evs.as_mut_ptr(), evs.len() as i32, ms, sigp) };
+    if n < 0 {
+        os::errno()
+    } else {
+        n
+    }
+}
+
+/// A request's file is ready: run it, if a canceller did not take it.
+fn ready(ctx: &Ctx, r: ReqPtr, events: u32) {
+    if r.state().compare_exchange(st::ARMED, st::IDLE, Ordering::AcqRel, Ordering::Acquire).is_err() {
+        return;
+    }
+    // SAFETY: we won the request's state: it is ours.
+    let op = unsafe { r.get() }.sqe.opcode;
+    if op == crate::sys::IORING_OP_POLL_ADD {
+        super::poll::event(ctx, r, events);
+    } else {
+        req::issue(ctx, r, Mode::Reactor);
+    }
+}
+
+/// Registers `r` (whose `file` is its own dup) in its ring's set, to run
+/// again when the file reports `events` (epoll flags in full). -EPERM: the
+/// file cannot be polled.
+pub(crate) fn arm(ctx: &Ctx, r: ReqPtr, events: u32) -> Result<(), i32> {
+    let rd = &ctx.ready;
+    // SAFETY: the caller owns the request until it is armed.
+    let q = unsafe { r.get() };
+    let first = q.flags & rf::EPOLLED == 0;
+    let epfd = {
+        let mut s = rd.state.lock();
+        let epfd = rd.open(ctx, &mut s)?;
+        if first {
+            s.armed += 1;
+        }
+        epfd
+    };
+    let fd = q.file;
+    q.flags |= rf::EPOLLED;
+    ctx.list(r, st::ARMED);
+    let op = if first { libc::EPOLL_CTL_ADD } else { libc::EPOLL_CTL_MOD };
+    let ret = ctl(epfd, op, fd, events, r.addr());
+    if ret < 0 {
+        if !ctx.claim(r, st::ARMED, st::IDLE) {
+            // A canceller took it meanwhile and completes it.
+            return Ok(());
+        }
+        if first {
+            q.flags &= !rf::EPOLLED;
+            rd.state.lock().armed -= 1;
+        }
+        return Err(ret);
+    }
+    // `r` may be running on a server already: only the set is touched.
+    rd.cover(ctx, &mut rd.state.lock());
+    Ok(())
+}
+
+/// Registers a request that retries I/O once its file reports `mask`.
+pub(crate) fn arm_io(ctx: &Ctx, r: ReqPtr, mask: u32) -> Result<(), i32> {
+    arm(ctx, r, mask | libc::EPOLLONESHOT as u32)
+}
+
+/// Stops watching a request's file (its owner is about to complete it).
+pub(crate) fn disarm(r: &req::Req) {
+    let epfd = r.ctx().ready.epfd.load(Ordering::Acquire);
+    if epfd >= 0 {
+        ctl(epfd, libc::EPOLL_CTL_DEL, r.file, 0, 0);
+    }
+}
+
+/// Frees a request that was registered in its ring's set: unregisters and
+/// closes its file now, and frees its memory now or, while the set is
+/// being served, when the server lets go.
+pub(crate) fn bury(ctx: &Ctx, r: ReqPtr) {
+    // SAFETY: the caller owns the request and gives it up here.
+    let q = unsafe { r.get() };
+    disarm(q);
+    if q.flags & rf::OWN_FILE != 0 {
+        os::close(q.file);
+        q.file = -1;
+    }
+    let mut s = ctx.ready.state.lock();
+    s.armed -= 1;
+    if s.serving {
+        s.graves.push(r);
+        return;
+    }
+    drop(s);
+    // SAFETY: unregistered, and no batch is in hand (nobody serves).
+    unsafe { req::free_buried(r) };
+}
+
+/// The reactor saw the set's cover fire: serve the set unless a waiting
+/// thread already does.
+pub(crate) fn reactor_event(ctx: &Ctx) {
+    let rd = &ctx.ready;
+    {
+        let mut s = rd.state.lock();
+        s.covered = false;
+        if s.serving {
+            return;
+        }
+        s.serving = true;
+    }
+    while rd.serve(ctx, Some(0), None) == BATCH as i32 {}
+    rd.release(ctx);
+}
