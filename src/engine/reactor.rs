@@ -280,7 +280,9 @@ fn expire() {
         if let Some(ring) = table::lookup_index(idx as usize) {
             let ctx = ring.ctx();
             ctx.flush_overflow();
-            if ctx.reset_fd() || ctx.overflow_pending() {
+            let keep = ctx.reset_fd() || ctx.overflow_pending();
+            ctx.ready.tick(ctx);
+            if keep {
                 continue;
             }
         }

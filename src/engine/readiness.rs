@@ -7,7 +7,11 @@
 //! itself, with no hand-off to another thread. When nobody waits there,
 //! the reactor serves the set: the set sits in the reactor's epoll under a
 //! one-shot registration (the "cover"), re-armed only while the set holds
-//! requests and no other thread serves it.
+//! requests and no other thread serves it. A waiting thread that stops
+//! serving usually comes back within microseconds, so if the ring's fd is
+//! being watched (the reactor then ticks within 0.4 ms anyway) the cover
+//! waits for that tick instead of costing a system call and stealing the
+//! next events.
 //!
 //! One thread at a time serves a set (`State::serving`), and only it
 //! fetches events. A request freed while its set is being served may still
@@ -42,6 +46,8 @@ struct State {
     serving: bool,
     /// The cover (the set's registration in the reactor's epoll) is armed.
     covered: bool,
+    /// The cover is left to the reactor's next tick.
+    lazy: bool,
     /// Requests registered in the set.
     armed: u32,
     graves: Vec<ReqPtr>,
@@ -61,7 +67,7 @@ impl Readiness {
             epfd: AtomicI32::new(-1),
             wakefd: AtomicI32::new(-1),
             sleeping: AtomicBool::new(false),
-            state: Mutex::new(State { serving: false, covered: false, armed: 0, graves: Vec::new(), reactor: -1 }),
+            state: Mutex::new(State { serving: false, covered: false, lazy: false, armed: 0, graves: Vec::new(), reactor: -1 }),
         }
     }
 
@@ -97,6 +103,7 @@ impl Readiness {
 
     /// Arms the cover if nobody serves the set and it holds requests.
     fn cover(&self, ctx: &Ctx, s: &mut State) {
+        s.lazy = false;
         if !s.serving && !s.covered && s.armed != 0 {
             s.covered = reactor::cover_set(s.reactor, self.epfd.load(Ordering::Relaxed), ctx.handle.load(Ordering::Relaxed));
         }
@@ -122,12 +129,26 @@ impl Readiness {
         let graves = {
             let mut s = self.state.lock();
             s.serving = false;
-            self.cover(ctx, &mut s);
+            // Pairs with `Ctx::reset_fd`: a fd seen signalled here is reset
+            // by a tick that runs `tick` after it.
+            if s.armed != 0 && !s.covered && ctx.fd_signalled.load(Ordering::SeqCst) {
+                s.lazy = true;
+            } else {
+                self.cover(ctx, &mut s);
+            }
             core::mem::take(&mut s.graves)
         };
         for g in graves {
             // SAFETY: buried while we served; our batches are all run.
             unsafe { req::free_buried(g) };
+        }
+    }
+
+    /// The reactor's tick for a watched ring: arms a cover left to it.
+    pub(crate) fn tick(&self, ctx: &Ctx) {
+        let mut s = self.state.lock();
+        if s.lazy {
+            self.cover(ctx, &mut s);
         }
     }
 

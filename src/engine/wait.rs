@@ -72,7 +72,7 @@ pub(crate) unsafe fn enter(ctx: &Ctx, to_submit: u32, min_complete: u32, flags: 
     let mut ret = 0;
     // A thread about to wait serves the ring's readiness set from before
     // it submits, so what it arms is its own to run.
-    let serving = (flags & IORING_ENTER_GETEVENTS != 0 && min_complete != 0 && ctx.ready.claim()).then(|| Serving(ctx));
+    let mut serving = (flags & IORING_ENTER_GETEVENTS != 0 && min_complete != 0 && ctx.ready.claim()).then(|| Serving(ctx));
     if ctx.flags & IORING_SETUP_SQPOLL != 0 {
         // The SQ thread submits; the caller only wakes it or waits for SQ
         // room, and is told `to_submit` as the kernel does.
@@ -94,7 +94,7 @@ pub(crate) unsafe fn enter(ctx: &Ctx, to_submit: u32, min_complete: u32, flags: 
     }
     if flags & IORING_ENTER_GETEVENTS != 0 {
         let ret2 = match wait_args(ctx, flags, arg, argsz) {
-            Ok(w) => wait(ctx, min_complete, flags, &w, serving.is_some()),
+            Ok(w) => wait(ctx, min_complete, flags, &w, &mut serving),
             Err(e) => e,
         };
         if ret == 0 {
@@ -162,7 +162,7 @@ fn wait_args(ctx: &Ctx, flags: u32, arg: *const c_void, argsz: usize) -> Result<
 }
 
 /// Waits until `min` CQEs are ready (the kernel's io_cqring_wait).
-fn wait(ctx: &Ctx, min: u32, flags: u32, w: &WaitArgs, serving: bool) -> i32 {
+fn wait<'a>(ctx: &'a Ctx, min: u32, flags: u32, w: &WaitArgs, serving: &mut Option<Serving<'a>>) -> i32 {
     let min = min.min(ctx.cq_entries);
     if ctx.flags & IORING_SETUP_DEFER_TASKRUN != 0 && !issuer_ok(ctx) {
         return -libc::EEXIST;
@@ -194,8 +194,11 @@ fn wait(ctx: &Ctx, min: u32, flags: u32, w: &WaitArgs, serving: bool) -> i32 {
     let target = ctx.word(off::CQ_HEAD).load(Ordering::Acquire).wrapping_add(min);
     let start_tail = ctx.word(off::CQ_TAIL).load(Ordering::Acquire);
     let timeouts = ctx.timeouts_fired.load(Ordering::Acquire);
-    let mut waiter = super::waiter::Waiter::new(ctx, sig.as_ref(), serving);
+    let mut waiter = super::waiter::Waiter::new(ctx, sig.as_ref(), serving.is_some());
     let ret = loop {
+        if serving.is_none() && waiter.try_serve() {
+            *serving = Some(Serving(ctx));
+        }
         let seq = waiter.prepare();
         ctx.run_task_work();
         ctx.flush_overflow();

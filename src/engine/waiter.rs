@@ -103,6 +103,32 @@ impl<'a> Waiter<'a> {
         Waiter { ctx, sig, serving: None }
     }
 
+    /// Becomes the server of the ring's readiness set if it has one and
+    /// nobody serves it (a reactor batch, say, has ended). True if so: the
+    /// caller then owes a `Readiness::release`.
+    pub(crate) fn try_serve(&mut self) -> bool {
+        if self.serving.is_some() || !self.ctx.ready.claim() {
+            return false;
+        }
+        let mask = self.sig.map(|(s, _)| s);
+        self.leave();
+        self.sig = None;
+        self.serving = Some(mask);
+        true
+    }
+
+    /// Stops counting as a futex or signal-mask waiter.
+    fn leave(&mut self) {
+        if let Some((_, fd)) = self.sig {
+            let mut w = self.ctx.sig_waiters.lock();
+            if let Some(i) = w.iter().position(|&f| f == fd) {
+                w.swap_remove(i);
+            }
+            self.ctx.nr_sig_waiters.fetch_sub(1, Ordering::SeqCst);
+        }
+        self.ctx.cq_waiters.fetch_sub(1, Ordering::SeqCst);
+    }
+
     /// Called before each look at the ring: returns the `cq_seq` to pass
     /// to `sleep`. A server announces itself first, so that whatever
     /// changes the ring after its look signals it.
@@ -153,15 +179,8 @@ impl Drop for Waiter<'_> {
     fn drop(&mut self) {
         if self.serving.is_some() {
             self.ctx.ready.quiet();
-            return;
+        } else {
+            self.leave();
         }
-        if let Some((_, fd)) = self.sig {
-            let mut w = self.ctx.sig_waiters.lock();
-            if let Some(i) = w.iter().position(|&f| f == fd) {
-                w.swap_remove(i);
-            }
-            self.ctx.nr_sig_waiters.fetch_sub(1, Ordering::SeqCst);
-        }
-        self.ctx.cq_waiters.fetch_sub(1, Ordering::SeqCst);
     }
 }
