@@ -9,8 +9,12 @@
  *    readable) without another call into the library;
  *  - two threads waiting on one ring at once both get their completions,
  *    round after round;
- *  - a kernel ring's task work in the same thread (its completion from a
- *    worker) does not end an engine ring's wait early.
+ *  - a kernel ring's task work in the same thread does not end an engine
+ *    ring's wait early;
+ *  - a thread that enters over and over without ever sleeping (its CQEs
+ *    always ready) does not keep a ready read from completing;
+ *  - wait timeouts are read as the kernel reads them: a tv_nsec of a
+ *    second or more adds up, and a negative time has already passed.
  * The engine serves readiness from the waiting thread itself, and from its
  * reactor when nobody waits; the kernel ring is the reference.
  */
@@ -274,6 +278,63 @@ static void test_kernel_task_work(void)
 	close(ep[1]);
 }
 
+/* NOPs keep a CQE ready on every wait while a pipe read waits to be served. */
+static void test_busy_waiter(struct io_uring *ring)
+{
+	struct delayed d = { pthread_self(), -1, 20000000 };
+	struct io_uring_cqe *cqe;
+	long long t0;
+	pthread_t t;
+	char buf[1];
+	int p[2], got = 0;
+
+	CHECK(pipe(p) == 0, "pipe");
+	prep_read(ring, p[0], buf, 9);
+	d.fd = p[1];
+	pthread_create(&t, NULL, later, &d);
+	t0 = tu_now_ns();
+	while (!got) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+		unsigned head, n = 0;
+
+		io_uring_prep_nop(sqe);
+		io_uring_sqe_set_data64(sqe, 8);
+		CHECK(io_uring_submit_and_wait(ring, 1) >= 0, "submit_and_wait");
+		io_uring_for_each_cqe(ring, head, cqe) {
+			n++;
+			if (cqe->user_data == 9) {
+				CHECK(cqe->res == 1 && buf[0] == 'x', "read: res %d", cqe->res);
+				got = 1;
+			}
+		}
+		io_uring_cq_advance(ring, n);
+		CHECK(tu_now_ns() - t0 < 2000000000LL, "the read never completed while the waiter spun");
+	}
+	pthread_join(t, NULL);
+	close(p[0]);
+	close(p[1]);
+}
+
+static void test_odd_timespecs(struct io_uring *ring)
+{
+	static const struct { long long sec, nsec, min_ms, max_ms; } c[] = {
+		{ 0, 1200000000LL, 1150, 3000 },	/* 1.2 s */
+		{ 0, -5, 0, 100 },
+		{ -1, 0, 0, 100 },
+	};
+	struct io_uring_cqe *cqe;
+
+	for (unsigned i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct __kernel_timespec ts = { c[i].sec, c[i].nsec };
+		long long t0 = tu_now_ns(), ms;
+
+		CHECK_EQ(io_uring_wait_cqe_timeout(ring, &cqe, &ts), -ETIME, "odd timespec");
+		ms = (tu_now_ns() - t0) / 1000000;
+		CHECK(ms >= c[i].min_ms && ms <= c[i].max_ms, "timespec {%lld, %lld}: waited %lld ms",
+		      c[i].sec, c[i].nsec, ms);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct io_uring ring;
@@ -284,6 +345,8 @@ int main(int argc, char **argv)
 	test_signals(&ring);
 	test_unwatched(&ring);
 	test_two_waiters(&ring);
+	test_busy_waiter(&ring);
+	test_odd_timespecs(&ring);
 	io_uring_queue_exit(&ring);
 	test_kernel_task_work();
 	tu_pass();

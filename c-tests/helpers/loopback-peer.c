@@ -7,6 +7,11 @@
  *                                        sending BYTES and reading them back
  *   loopback-peer udp PORT COUNT SIZE    COUNT datagrams of SIZE bytes, one
  *                                        at a time, each echoed back
+ *   loopback-peer relay LPORT PORT CONNS BYTES
+ *                                        for a one-way relay (a proxy): listens
+ *                                        on LPORT as the relay's backend, sends
+ *                                        BYTES on each of CONNS connections to
+ *                                        PORT and checks what reaches LPORT
  *
  * Each connection (or datagram) carries its own pseudo-random pattern, so
  * data crossing between connections is caught too. Prints one line,
@@ -188,15 +193,136 @@ static int udp(int port, unsigned count, unsigned size)
 	return 0;
 }
 
+/*
+ * One-way relay check. Each stream starts with its 4-byte id, so the
+ * backend side can tell the relayed connections apart whatever order
+ * they are accepted in.
+ */
+static unsigned char relay_byte(unsigned id, uint64_t i)
+{
+	return i < 4 ? (unsigned char)(id >> (8 * i)) : pattern(id, i - 4);
+}
+
+static int relay(int lport, int port, unsigned nconn, uint64_t bytes)
+{
+	struct sockaddr_in la = target(lport), a = target(port);
+	unsigned total = 2 * nconn + 1, accepted = 0, left = nconn;
+	struct conn *c = calloc(2 * nconn, sizeof(*c));
+	struct pollfd *p = calloc(total, sizeof(*p));
+	unsigned *id = calloc(nconn, sizeof(*id));
+	unsigned char buf[16384];
+	int one = 1, lfd = socket(AF_INET, SOCK_STREAM, 0);
+	double t0 = now();
+
+	bytes += 4;
+	if (!c || !p || !id || lfd < 0)
+		return fail("setup");
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(lfd, (struct sockaddr *)&la, sizeof(la)) < 0 || listen(lfd, 128) < 0)
+		return fail("listen");
+	/* c[0..nconn) send to the relay, c[nconn..) are what it connected. */
+	for (unsigned i = 0; i < nconn; i++) {
+		c[i].fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (c[i].fd < 0 || connect(c[i].fd, (struct sockaddr *)&a, sizeof(a)) < 0)
+			return fail("connect");
+		fcntl(c[i].fd, F_SETFL, O_NONBLOCK);
+		c[nconn + i].fd = -1;
+	}
+	while (left) {
+		int n;
+
+		p[0].fd = accepted < nconn ? lfd : -1;
+		p[0].events = POLLIN;
+		for (unsigned i = 0; i < nconn; i++) {
+			p[1 + i].fd = c[i].sent < bytes ? c[i].fd : -1;
+			p[1 + i].events = POLLOUT;
+			p[1 + nconn + i].fd = c[nconn + i].fd >= 0 && c[nconn + i].got < bytes ?
+					      c[nconn + i].fd : -1;
+			p[1 + nconn + i].events = POLLIN;
+		}
+		n = poll(p, total, STALL_MS);
+		if (n < 0)
+			return fail("poll");
+		if (n == 0) {
+			fprintf(stderr, "loopback-peer: no progress for %d ms, %u streams unfinished\n",
+				STALL_MS, left);
+			return 1;
+		}
+		if (p[0].revents & POLLIN) {
+			int fd = accept(lfd, NULL, NULL);
+
+			if (fd < 0)
+				return fail("accept");
+			c[nconn + accepted++].fd = fd;
+		}
+		for (unsigned i = 0; i < nconn; i++) {
+			struct conn *s = &c[i], *r = &c[nconn + i];
+
+			if (p[1 + i].revents & POLLOUT) {
+				size_t len = bytes - s->sent < sizeof(buf) ? bytes - s->sent : sizeof(buf);
+				ssize_t w;
+
+				for (size_t k = 0; k < len; k++)
+					buf[k] = relay_byte(i, s->sent + k);
+				w = send(s->fd, buf, len, MSG_NOSIGNAL);
+				if (w < 0 && errno != EAGAIN)
+					return fail("send");
+				if (w > 0)
+					s->sent += (uint64_t)w;
+			}
+			if (p[1 + nconn + i].revents & (POLLIN | POLLHUP | POLLERR)) {
+				ssize_t got = recv(r->fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+				if (got < 0 && errno == EAGAIN)
+					continue;
+				if (got <= 0) {
+					fprintf(stderr, "loopback-peer: relayed stream closed after %llu of %llu bytes\n",
+						(unsigned long long)r->got, (unsigned long long)bytes);
+					return 1;
+				}
+				for (ssize_t k = 0; k < got; k++, r->got++) {
+					if (r->got < 4) {
+						id[i] |= (unsigned)buf[k] << (8 * r->got);
+						if (r->got == 3 && id[i] >= nconn) {
+							fprintf(stderr, "loopback-peer: relayed stream names %u\n", id[i]);
+							return 1;
+						}
+						continue;
+					}
+					if (buf[k] != relay_byte(id[i], r->got)) {
+						fprintf(stderr, "loopback-peer: stream %u byte %llu differs\n",
+							id[i], (unsigned long long)(r->got - 4));
+						return 1;
+					}
+				}
+				if (r->got == bytes)
+					left--;
+			}
+		}
+	}
+	printf("ok relay conns=%u bytes_each=%llu secs=%.3f\n", nconn,
+	       (unsigned long long)(bytes - 4), now() - t0);
+	for (unsigned i = 0; i < 2 * nconn; i++)
+		close(c[i].fd);
+	close(lfd);
+	free(c);
+	free(p);
+	free(id);
+	return 0;
+}
+
 int main(int argc, char *argv[])
 {
+	if (argc == 6 && !strcmp(argv[1], "relay"))
+		return relay(atoi(argv[2]), atoi(argv[3]), (unsigned)atoi(argv[4]),
+			     strtoull(argv[5], NULL, 0));
 	if (argc == 5 && !strcmp(argv[1], "tcp"))
 		return tcp(atoi(argv[2]), (unsigned)atoi(argv[3]),
 			   strtoull(argv[4], NULL, 0));
 	if (argc == 5 && !strcmp(argv[1], "udp"))
 		return udp(atoi(argv[2]), (unsigned)atoi(argv[3]),
 			   (unsigned)atoi(argv[4]));
-	fprintf(stderr, "usage: %s tcp PORT CONNS BYTES | udp PORT COUNT SIZE\n",
-		argv[0]);
+	fprintf(stderr, "usage: %s tcp PORT CONNS BYTES | udp PORT COUNT SIZE |"
+		" relay LPORT PORT CONNS BYTES\n", argv[0]);
 	return 2;
 }

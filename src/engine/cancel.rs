@@ -249,10 +249,7 @@ pub(crate) fn sync_cancel(ctx: &Ctx, arg: u64) -> i32 {
     let deadline = if t.tv_sec == -1 && t.tv_nsec == -1 {
         None
     } else {
-        match super::os::timespec_ns(t.tv_sec, t.tv_nsec) {
-            Ok(ns) => Some(super::os::now_ns().saturating_add(ns)),
-            Err(e) => return e,
-        }
+        super::os::ktime_ns(t.tv_sec, t.tv_nsec).map(|ns| super::os::now_ns().saturating_add(ns))
     };
     let mut waiter = super::waiter::Waiter::new(ctx, None, false);
     loop {

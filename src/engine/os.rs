@@ -79,12 +79,16 @@ pub(crate) fn ns_to_timespec(ns: u64) -> libc::timespec {
     libc::timespec { tv_sec: (ns / 1_000_000_000) as _, tv_nsec: (ns % 1_000_000_000) as _ }
 }
 
-/// Nanoseconds in a kernel timespec, or `-EINVAL` for a malformed one.
-pub(crate) fn timespec_ns(sec: i64, nsec: i64) -> Result<u64, i32> {
-    if sec < 0 || !(0..1_000_000_000).contains(&nsec) {
-        return Err(-libc::EINVAL);
+/// A wait's timespec as the kernel reads it (timespec64_to_ktime, no range
+/// check): nanoseconds, 0 for a time at or before zero, None for one too
+/// far to count (the kernel's KTIME_MAX: no limit).
+pub(crate) fn ktime_ns(sec: i64, nsec: i64) -> Option<u64> {
+    const KTIME_SEC_MAX: i64 = i64::MAX / 1_000_000_000;
+    if sec >= KTIME_SEC_MAX {
+        return None;
     }
-    Ok((sec as u64).saturating_mul(1_000_000_000).saturating_add(nsec as u64))
+    let ns = (sec as i128) * 1_000_000_000 + nsec as i128;
+    Some(ns.clamp(0, i64::MAX as i128) as u64)
 }
 
 /// The number of CPUs this process may run on (at least 1).

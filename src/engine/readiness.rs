@@ -19,7 +19,7 @@
 //! server lets go.
 
 use alloc::vec::Vec;
-use core::sync::atomic::{fence, AtomicBool, AtomicI32, Ordering};
+use core::sync::atomic::{fence, AtomicBool, AtomicI32, AtomicU64, Ordering};
 
 use super::ctx::Ctx;
 use super::lock::Mutex;
@@ -30,6 +30,11 @@ use super::{os, reactor};
 /// addresses, so never 1).
 const TAG_WAKE: u64 = 1;
 const BATCH: usize = 32;
+/// A server that lets go without having fetched events for this long
+/// fetches once first: a program that enters over and over without ever
+/// sleeping (CQEs always ready, or a failing wait) would otherwise keep
+/// the set from everybody.
+const FETCH_GAP_NS: u64 = 50_000;
 
 pub(crate) struct Readiness {
     /// The set's epoll fd; -1 until the ring first arms a request.
@@ -39,6 +44,8 @@ pub(crate) struct Readiness {
     /// A thread serving the set sleeps (or is about to) and wants the
     /// eventfd signalled when the ring changes.
     sleeping: AtomicBool,
+    /// CLOCK_MONOTONIC of the last fetch of events.
+    fetched: AtomicU64,
     state: Mutex<State>,
 }
 
@@ -67,6 +74,7 @@ impl Readiness {
             epfd: AtomicI32::new(-1),
             wakefd: AtomicI32::new(-1),
             sleeping: AtomicBool::new(false),
+            fetched: AtomicU64::new(0),
             state: Mutex::new(State { serving: false, covered: false, lazy: false, armed: 0, graves: Vec::new(), reactor: -1 }),
         }
     }
@@ -126,6 +134,9 @@ impl Readiness {
     /// Ends a `claim`: frees the graves, and hands the set to the reactor
     /// if requests are left in it.
     pub(crate) fn release(&self, ctx: &Ctx) {
+        if os::now_ns().wrapping_sub(self.fetched.load(Ordering::Relaxed)) > FETCH_GAP_NS {
+            while self.serve(ctx, Some(0), None) == BATCH as i32 {}
+        }
         let graves = {
             let mut s = self.state.lock();
             s.serving = false;
@@ -180,6 +191,7 @@ impl Readiness {
         let mut evs = [libc::epoll_event { events: 0, u64: 0 }; BATCH];
         let n = wait(self.epfd.load(Ordering::Relaxed), &mut evs, until, sig);
         self.quiet();
+        self.fetched.store(os::now_ns(), Ordering::Relaxed);
         if n < 0 {
             return if n == -libc::EINTR { n } else { 0 };
         }

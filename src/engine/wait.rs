@@ -136,7 +136,7 @@ fn wait_args(ctx: &Ctx, flags: u32, arg: *const c_void, argsz: usize) -> Result<
         if w.flags & !IORING_REG_WAIT_TS != 0 {
             return Err(-libc::EINVAL);
         }
-        let ts_ns = if w.flags & IORING_REG_WAIT_TS != 0 { Some(os::timespec_ns(w.ts.tv_sec, w.ts.tv_nsec)?) } else { None };
+        let ts_ns = if w.flags & IORING_REG_WAIT_TS != 0 { os::ktime_ns(w.ts.tv_sec, w.ts.tv_nsec) } else { None };
         return Ok(WaitArgs {
             sigmask: w.sigmask,
             sigmask_sz: w.sigmask_sz as usize,
@@ -154,7 +154,7 @@ fn wait_args(ctx: &Ctx, flags: u32, arg: *const c_void, argsz: usize) -> Result<
     let ts_ns = if a.ts != 0 {
         let mut ts = [0i64; 2];
         os::copy_from_user(ts.as_mut_ptr() as *mut u8, a.ts, 16)?;
-        Some(os::timespec_ns(ts[0], ts[1])?)
+        os::ktime_ns(ts[0], ts[1])
     } else {
         None
     };
