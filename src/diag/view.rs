@@ -11,27 +11,7 @@ use core::ptr::{addr_of, read_volatile};
 use crate::ring::{load_acquire, IoUring};
 use crate::sys::{io_uring_cqe, io_uring_sqe, IORING_SETUP_CQE32, IORING_SETUP_SQE128, IORING_SETUP_SQ_REWIND};
 
-/// The fields of an SQE, flattened out of their unions.
-#[derive(Clone, Copy, Default)]
-pub struct Sqe {
-    pub opcode: u8,
-    pub flags: u8,
-    pub ioprio: u16,
-    pub fd: i32,
-    /// `off`, alias `addr2`.
-    pub off: u64,
-    pub addr: u64,
-    pub len: u32,
-    /// The per-opcode flag word at offset 28 (`rw_flags`, `open_flags`, ...).
-    pub op_flags: u32,
-    pub user_data: u64,
-    /// `buf_index`, alias `buf_group`.
-    pub buf_index: u16,
-    pub personality: u16,
-    /// `splice_fd_in`, alias `file_index`.
-    pub file_index: u32,
-    pub addr3: u64,
-}
+pub use crate::sys::flat_sqe::Sqe;
 
 /// A CQE as read from the ring; `big` holds the extra words of 32-byte CQEs.
 #[derive(Clone, Copy)]
@@ -119,25 +99,7 @@ impl RingView {
         let shift = (self.flags & IORING_SETUP_SQE128 != 0) as u32;
         // SAFETY: the slot is inside the SQE array; the application filled
         // it before calling us and does not touch it during the call.
-        let s = unsafe { read_volatile(self.sqes.add(((idx & self.sq_mask) << shift) as usize)) };
-        // SAFETY: every union member is plain integers.
-        unsafe {
-            Sqe {
-                opcode: s.opcode,
-                flags: s.flags,
-                ioprio: s.ioprio,
-                fd: s.fd,
-                off: s.off_u.off,
-                addr: s.addr_u.addr,
-                len: s.len,
-                op_flags: s.rw_flags_u.fsync_flags,
-                user_data: s.user_data,
-                buf_index: s.buf_index_u.buf_index,
-                personality: s.personality,
-                file_index: s.splice_fd_in_u.file_index,
-                addr3: s.addr3_u.addr3_s.addr3,
-            }
-        }
+        unsafe { Sqe::read(self.sqes.add(((idx & self.sq_mask) << shift) as usize)) }
     }
 
     /// The CQE at counter `idx`; `wide` for a 32-byte one.

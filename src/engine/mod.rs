@@ -52,7 +52,6 @@ mod rw;
 mod setup;
 mod splice;
 mod sock;
-mod sqe;
 mod sqpoll;
 mod submit;
 mod sync;

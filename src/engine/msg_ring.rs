@@ -13,7 +13,7 @@ use core::sync::atomic::Ordering;
 use super::ctx::{Cqe, Ctx};
 use super::opdef::{OpDef, BASE};
 use super::req::{Issued, Mode, Req, ReqPtr};
-use super::sqe::Sqe;
+use crate::sys::flat_sqe::Sqe;
 use super::{os, rsrc, table};
 use crate::sys::{IORING_FILE_INDEX_ALLOC, IORING_MSG_DATA, IORING_MSG_RING_CQE_SKIP, IORING_MSG_RING_FLAGS_PASS, IORING_MSG_SEND_FD};
 

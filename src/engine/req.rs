@@ -14,7 +14,7 @@ use core::sync::atomic::{AtomicU32, Ordering};
 
 use super::ctx::{Cqe, Ctx};
 use super::opdef;
-use super::sqe::Sqe;
+use crate::sys::flat_sqe::Sqe;
 use super::{io_wq, os, timeout};
 use crate::sys::{
     IORING_OP_LINK_TIMEOUT, IORING_OP_POLL_ADD, IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_TASKRUN_FLAG, IORING_SQ_TASKRUN, IOSQE_ASYNC,

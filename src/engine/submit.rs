@@ -7,7 +7,7 @@ use core::sync::atomic::Ordering;
 use super::ctx::{off, Ctx};
 use super::opdef;
 use super::req::{self, fail_chain, queue_chain, rf, Mode, ReqPtr};
-use super::sqe::Sqe;
+use crate::sys::flat_sqe::Sqe;
 use crate::sys::{
     io_uring_sqe, IORING_OP_LINK_TIMEOUT, IORING_OP_NOP, IORING_SETUP_IOPOLL, IORING_SETUP_SQE128, IORING_SETUP_SQPOLL,
     IORING_SETUP_SUBMIT_ALL, IOSQE_BUFFER_SELECT, IOSQE_CQE_SKIP_SUCCESS, IOSQE_IO_DRAIN,

@@ -1,11 +1,13 @@
-//! A submission entry copied out of the shared SQ.
+//! A submission entry copied out of the shared SQ, its unions flattened to
+//! the names the engine and the diagnostics use.
 
-use crate::sys::io_uring_sqe;
+use super::io_uring_sqe;
 
 /// The fields of an SQE, read once: the application may rewrite the slot as
-/// soon as the SQ head moves past it, and ops only ever see this copy.
+/// soon as the SQ head moves past it, so the engine's ops and the
+/// diagnostics only ever look at this copy.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Sqe {
+pub struct Sqe {
     pub opcode: u8,
     pub flags: u8,
     pub ioprio: u16,
@@ -25,7 +27,6 @@ pub(crate) struct Sqe {
     pub file_index: u32,
     pub addr3: u64,
     /// Unused by every op the engine has; keeps the 64-byte layout.
-    #[allow(dead_code)]
     pub pad2: u64,
 }
 
@@ -35,10 +36,11 @@ impl Sqe {
     /// Copies the SQE at `p`.
     ///
     /// # Safety
-    /// `p` points to a slot of the live SQE array that the engine owns for
-    /// the duration of the call (between the SQ head and tail).
+    /// `p` points to a slot of a live SQE array that the caller may read
+    /// for the duration of the call (the engine: between the SQ head and
+    /// tail; the diagnostics: an entry the application filled and submits).
     #[inline(always)]
-    pub(crate) unsafe fn read(p: *const io_uring_sqe) -> Sqe {
+    pub unsafe fn read(p: *const io_uring_sqe) -> Sqe {
         // SAFETY: per the contract; a volatile copy because the application
         // could (wrongly) still be writing, which must not be UB here.
         let s = unsafe { core::ptr::read_volatile(p) };
@@ -63,7 +65,7 @@ impl Sqe {
         }
     }
 
-    pub(crate) fn has(&self, flag: u8) -> bool {
+    pub fn has(&self, flag: u8) -> bool {
         self.flags & flag != 0
     }
 }
