@@ -87,8 +87,10 @@ impl Rsrc {
     }
 
     /// A free slot in the allocation range (IORING_FILE_INDEX_ALLOC).
+    /// Without a table there is nothing to allocate from: -ENFILE, as the
+    /// kernel answers (a chosen slot is -ENXIO instead, see `install`).
     pub(crate) fn alloc_slot(&mut self) -> Result<u32, i32> {
-        let files = self.files.as_ref().ok_or(-libc::ENXIO)?;
+        let files = self.files.as_ref().ok_or(-libc::ENFILE)?;
         let (lo, hi) = (self.alloc_lo, self.alloc_hi.min(files.len() as u32));
         if lo >= hi {
             return Err(-libc::ENFILE);
