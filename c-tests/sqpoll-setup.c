@@ -11,6 +11,8 @@
  *    both rings get their SQEs done;
  *  - io_uring_enter returns to_submit (SQ_WAIT, SQ_WAKEUP, and a failed
  *    GETEVENTS after a non-zero to_submit) and the SQ thread submits;
+ *    with nothing to submit or wait for it returns 0, also once the SQ
+ *    thread idles and the thread that set the ring up has exited;
  *  - R_DISABLED: queued SQEs wait until io_uring_enable_rings;
  *  - SINGLE_ISSUER: another thread may submit and wait (the SQ thread is
  *    the issuer), but not register (-EEXIST);
@@ -228,6 +230,26 @@ static void test_enter(void)
 	io_uring_queue_exit(&ring);
 }
 
+static void *setup_in_thread(void *arg)
+{
+	CHECK_EQ(setup(arg, IORING_SETUP_SQPOLL, 0, -1), 0, "SQPOLL ring");
+	return NULL;
+}
+
+static void test_enter_empty(void)
+{
+	struct io_uring ring;
+	pthread_t t;
+
+	CHECK_EQ(pthread_create(&t, NULL, setup_in_thread, &ring), 0, "pthread_create");
+	pthread_join(t, NULL);
+	CHECK_EQ(io_uring_enter(ring.ring_fd, 0, 0, 0, NULL), 0, "empty enter");
+	usleep(150000); /* three idle periods: the SQ thread sleeps */
+	CHECK_EQ(io_uring_enter(ring.ring_fd, 0, 0, 0, NULL), 0, "empty enter once idle");
+	nop(&ring, 90);
+	io_uring_queue_exit(&ring);
+}
+
 static void test_disabled(void)
 {
 	struct io_uring ring;
@@ -350,6 +372,7 @@ int main(int argc, char *argv[])
 	test_features_and_affinity();
 	test_attach();
 	test_enter();
+	test_enter_empty();
 	test_disabled();
 	test_single_issuer();
 	test_overflow_flags();
