@@ -79,13 +79,19 @@ int main(int argc, char **argv)
 	tu_set_name(argv[0]);
 	CHECK_EQ(io_uring_queue_init(8, &ring, 0), 0, "queue_init");
 
-	ret = call(100, 1, OP_REG, DYNAMIC, 0, 0, INACTIVE, "first");
+	memset(&k, 0, sizeof(k));
+	k.to = 100;
+	k.prefer = 1;
+	ret = reg(&k);
 	/* A kernel built without busy polling says so; the engine has it. */
 	if ((ret == -EINVAL || ret == -EOPNOTSUPP) && !tu_on_engine())
 		SKIP("NAPI registration unsupported (%d)", ret);
 	CHECK_EQ(ret, 0, "register");
 	if (!tu_on_engine() && !tu_kernel_at_least(6, 13))
-		SKIP("NAPI opcodes came with Linux 6.13");
+		SKIP("NAPI opcodes and tracking modes came with Linux 6.13");
+	CHECK(k.to == 0 && k.prefer == 0 && k.opcode == 0 && k.op_param == INACTIVE,
+	      "first registration reported %u/%u/%u/%u", k.to, k.prefer, k.opcode,
+	      k.op_param);
 
 	/* The reported timeout of a 20 ms request is capped. */
 	CHECK_EQ(call(20000, 7, OP_REG, DYNAMIC, 100, 1, DYNAMIC, "big"), 0,

@@ -40,11 +40,40 @@ static int setup(struct io_uring *ring, unsigned flags, unsigned cpu, int wq_fd)
 	return io_uring_queue_init_params(8, ring, &p);
 }
 
-static int tasks(void)
-{
-	int n = tu_count_threads();
+/* The thread ids of this process. */
+struct tids {
+	int n;
+	long id[64];
+};
 
-	CHECK(n >= 0, "opendir /proc/self/task: %s", strerror(errno));
+static void tids(struct tids *t)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+
+	CHECK(d, "opendir /proc/self/task: %s", strerror(errno));
+	t->n = 0;
+	while ((e = readdir(d)) && t->n < 64)
+		if (e->d_name[0] != '.')
+			t->id[t->n++] = atol(e->d_name);
+	closedir(d);
+}
+
+/*
+ * How many threads of `now` `before` lacks: threads of earlier rings that
+ * leave meanwhile (late on slow, emulated machines) do not count.
+ */
+static int added(const struct tids *before, const struct tids *now)
+{
+	int n = 0;
+
+	for (int i = 0; i < now->n; i++) {
+		int old = 0;
+
+		for (int j = 0; j < before->n; j++)
+			old |= now->id[i] == before->id[j];
+		n += !old;
+	}
 	return n;
 }
 
@@ -163,25 +192,20 @@ static void test_features_and_affinity(void)
 static void test_attach(void)
 {
 	struct io_uring a, b;
-	int base, with_a;
+	struct tids t0, ta, tb;
 
-	/* Threads of earlier rings may still be on their way out. */
-	for (int i = 0, last = -1; i < 100 && (base = tasks()) != last; i++) {
-		last = base;
-		usleep(20000);
-	}
-
+	tids(&t0);
 	CHECK_EQ(setup(&a, IORING_SETUP_SQPOLL, 0, -1), 0, "first SQPOLL ring");
-	/* Slow (emulated) machines may show an older thread leaving late. */
-	with_a = tasks();
-	for (int i = 0; i < 100 && with_a != base + 1; i++) {
+	tids(&ta);
+	for (int i = 0; i < 100 && added(&t0, &ta) == 0; i++) {
 		usleep(20000);
-		with_a = tasks();
+		tids(&ta);
 	}
-	CHECK_EQ(with_a, base + 1, "an SQPOLL ring adds one thread");
+	CHECK_EQ(added(&t0, &ta), 1, "an SQPOLL ring adds one thread");
 	CHECK_EQ(setup(&b, IORING_SETUP_SQPOLL | IORING_SETUP_ATTACH_WQ, 0, a.ring_fd), 0,
 		 "ATTACH_WQ to an SQPOLL ring");
-	CHECK_EQ(tasks(), with_a, "an attached ring shares the thread");
+	tids(&tb);
+	CHECK_EQ(added(&ta, &tb), 0, "an attached ring shares the thread");
 	for (int i = 0; i < 20; i++) {
 		nop(&a, 100 + i);
 		nop(&b, 200 + i);
