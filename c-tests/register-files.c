@@ -8,6 +8,8 @@
  *    posts a CQE carrying the tag, so does unregistering the table
  *    (kernels before 6.13 post no tags on unregister: noted, then skip);
  *  - files_sparse plus file_alloc_range steer IORING_FILE_INDEX_ALLOC;
+ *    without a table (never registered, or unregistered) an allocation
+ *    is -ENFILE while a chosen slot is -ENXIO;
  *  - too many files: -EMFILE, and the -EMFILE retry raises RLIMIT_NOFILE
  *    (only when the hard limit allows it);
  *  - no fd or mapping leaks from failed registrations.
@@ -164,13 +166,32 @@ static void tagged(void)
 	io_uring_queue_exit(&ring);
 }
 
+/* A direct socket into `slot` (IORING_FILE_INDEX_ALLOC: any); its res. */
+static int socket_direct(struct io_uring *ring, unsigned slot)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	struct io_uring_cqe cqe;
+
+	if (slot == IORING_FILE_INDEX_ALLOC)
+		io_uring_prep_socket_direct_alloc(sqe, AF_UNIX, SOCK_DGRAM, 0, 0);
+	else
+		io_uring_prep_socket_direct(sqe, AF_UNIX, SOCK_DGRAM, 0, slot, 0);
+	CHECK_EQ(io_uring_submit(ring), 1, "submit socket");
+	CHECK_EQ(tu_reap(ring, &cqe, 1), 1, "socket cqe");
+	if (cqe.res == -EINVAL || cqe.res == -EOPNOTSUPP)
+		SKIP("direct socket unsupported (%d)", cqe.res);
+	return cqe.res;
+}
+
 static void sparse_alloc(void)
 {
 	struct io_uring ring;
-	struct io_uring_cqe cqe;
 	int sv[2];
 
 	CHECK_EQ(io_uring_queue_init(8, &ring, 0), 0, "queue_init");
+	CHECK_EQ(socket_direct(&ring, IORING_FILE_INDEX_ALLOC), -ENFILE,
+		 "alloc before any table");
+	CHECK_EQ(socket_direct(&ring, 3), -ENXIO, "slot before any table");
 	CHECK_EQ(io_uring_register_files_sparse(&ring, 16), 0, "sparse");
 	CHECK_EQ(io_uring_register_file_alloc_range(&ring, 10, 7), -EINVAL,
 		 "alloc range past end");
@@ -179,17 +200,14 @@ static void sparse_alloc(void)
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0, "socketpair");
 
 	/* Two allocations land at 10 and 11. */
-	for (int i = 0; i < 2; i++) {
-		struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
-
-		io_uring_prep_socket_direct_alloc(sqe, AF_UNIX, SOCK_DGRAM, 0, 0);
-		CHECK_EQ(io_uring_submit(&ring), 1, "submit socket");
-		CHECK_EQ(tu_reap(&ring, &cqe, 1), 1, "socket cqe");
-		if (cqe.res == -EINVAL || cqe.res == -EOPNOTSUPP)
-			SKIP("direct socket alloc unsupported (%d)", cqe.res);
-		CHECK_EQ(cqe.res, 10 + i, "allocated slot");
-	}
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(socket_direct(&ring, IORING_FILE_INDEX_ALLOC), 10 + i,
+			 "allocated slot");
 	CHECK_EQ(io_uring_unregister_files(&ring), 0, "unregister");
+	/* The allocator's hint must not outlive the table. */
+	CHECK_EQ(socket_direct(&ring, IORING_FILE_INDEX_ALLOC), -ENFILE,
+		 "alloc after unregister");
+	CHECK_EQ(socket_direct(&ring, 3), -ENXIO, "slot after unregister");
 	close(sv[0]); close(sv[1]);
 	io_uring_queue_exit(&ring);
 }

@@ -11,6 +11,8 @@
  *    both rings get their SQEs done;
  *  - io_uring_enter returns to_submit (SQ_WAIT, SQ_WAKEUP, and a failed
  *    GETEVENTS after a non-zero to_submit) and the SQ thread submits;
+ *    with nothing to submit or wait for it returns 0, also once the SQ
+ *    thread idles and the thread that set the ring up has exited;
  *  - R_DISABLED: queued SQEs wait until io_uring_enable_rings;
  *  - SINGLE_ISSUER: another thread may submit and wait (the SQ thread is
  *    the issuer), but not register (-EEXIST);
@@ -38,11 +40,40 @@ static int setup(struct io_uring *ring, unsigned flags, unsigned cpu, int wq_fd)
 	return io_uring_queue_init_params(8, ring, &p);
 }
 
-static int tasks(void)
-{
-	int n = tu_count_threads();
+/* The thread ids of this process. */
+struct tids {
+	int n;
+	long id[64];
+};
 
-	CHECK(n >= 0, "opendir /proc/self/task: %s", strerror(errno));
+static void tids(struct tids *t)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+
+	CHECK(d, "opendir /proc/self/task: %s", strerror(errno));
+	t->n = 0;
+	while ((e = readdir(d)) && t->n < 64)
+		if (e->d_name[0] != '.')
+			t->id[t->n++] = atol(e->d_name);
+	closedir(d);
+}
+
+/*
+ * How many threads of `now` `before` lacks: threads of earlier rings that
+ * leave meanwhile (late on slow, emulated machines) do not count.
+ */
+static int added(const struct tids *before, const struct tids *now)
+{
+	int n = 0;
+
+	for (int i = 0; i < now->n; i++) {
+		int old = 0;
+
+		for (int j = 0; j < before->n; j++)
+			old |= now->id[i] == before->id[j];
+		n += !old;
+	}
 	return n;
 }
 
@@ -161,25 +192,20 @@ static void test_features_and_affinity(void)
 static void test_attach(void)
 {
 	struct io_uring a, b;
-	int base, with_a;
+	struct tids t0, ta, tb;
 
-	/* Threads of earlier rings may still be on their way out. */
-	for (int i = 0, last = -1; i < 100 && (base = tasks()) != last; i++) {
-		last = base;
-		usleep(20000);
-	}
-
+	tids(&t0);
 	CHECK_EQ(setup(&a, IORING_SETUP_SQPOLL, 0, -1), 0, "first SQPOLL ring");
-	/* Slow (emulated) machines may show an older thread leaving late. */
-	with_a = tasks();
-	for (int i = 0; i < 100 && with_a != base + 1; i++) {
+	tids(&ta);
+	for (int i = 0; i < 100 && added(&t0, &ta) == 0; i++) {
 		usleep(20000);
-		with_a = tasks();
+		tids(&ta);
 	}
-	CHECK_EQ(with_a, base + 1, "an SQPOLL ring adds one thread");
+	CHECK_EQ(added(&t0, &ta), 1, "an SQPOLL ring adds one thread");
 	CHECK_EQ(setup(&b, IORING_SETUP_SQPOLL | IORING_SETUP_ATTACH_WQ, 0, a.ring_fd), 0,
 		 "ATTACH_WQ to an SQPOLL ring");
-	CHECK_EQ(tasks(), with_a, "an attached ring shares the thread");
+	tids(&tb);
+	CHECK_EQ(added(&ta, &tb), 0, "an attached ring shares the thread");
 	for (int i = 0; i < 20; i++) {
 		nop(&a, 100 + i);
 		nop(&b, 200 + i);
@@ -225,6 +251,26 @@ static void test_enter(void)
 	CHECK(ret >= 0, "submit_and_wait: %d", ret);
 	CHECK(io_uring_cq_ready(&ring) >= 4, "4 CQEs from the tail alone");
 	io_uring_cq_advance(&ring, io_uring_cq_ready(&ring));
+	io_uring_queue_exit(&ring);
+}
+
+static void *setup_in_thread(void *arg)
+{
+	CHECK_EQ(setup(arg, IORING_SETUP_SQPOLL, 0, -1), 0, "SQPOLL ring");
+	return NULL;
+}
+
+static void test_enter_empty(void)
+{
+	struct io_uring ring;
+	pthread_t t;
+
+	CHECK_EQ(pthread_create(&t, NULL, setup_in_thread, &ring), 0, "pthread_create");
+	pthread_join(t, NULL);
+	CHECK_EQ(io_uring_enter(ring.ring_fd, 0, 0, 0, NULL), 0, "empty enter");
+	usleep(150000); /* three idle periods: the SQ thread sleeps */
+	CHECK_EQ(io_uring_enter(ring.ring_fd, 0, 0, 0, NULL), 0, "empty enter once idle");
+	nop(&ring, 90);
 	io_uring_queue_exit(&ring);
 }
 
@@ -350,6 +396,7 @@ int main(int argc, char *argv[])
 	test_features_and_affinity();
 	test_attach();
 	test_enter();
+	test_enter_empty();
 	test_disabled();
 	test_single_issuer();
 	test_overflow_flags();

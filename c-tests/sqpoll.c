@@ -71,6 +71,12 @@ int main(int argc, char *argv[])
 	CHECK(saw_wakeup > 0, "SQ thread never set IORING_SQ_NEED_WAKEUP "
 	      "with a 10 ms idle time");
 
+	/*
+	 * The kernel's SQ thread may post a batch's CQEs before it moves the
+	 * SQ head past the batch: wait (up to 2 s) until the SQ is empty.
+	 */
+	for (int i = 0; i < 100 && io_uring_sq_space_left(&ring) < ring.sq.ring_entries; i++)
+		usleep(20000);
 	/* Fill the SQ completely; sqring_wait waits for the thread to drain. */
 	for (unsigned i = 0; i < ring.sq.ring_entries; i++) {
 		struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);

@@ -34,6 +34,7 @@ mod kbuf;
 mod lock;
 #[cfg(panic = "abort")]
 mod malloc;
+mod napi;
 mod net;
 mod netbuf;
 mod msg_ring;

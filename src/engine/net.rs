@@ -22,6 +22,7 @@ use super::ctx::{Cqe, Ctx};
 use super::opdef::{OpDef, BASE};
 use super::req::{rf, Issued, Mode, OpData, Req, ReqPtr};
 use super::os;
+use super::rsrc;
 use crate::sys::*;
 
 /// Kernel limit on iovecs per message.
@@ -289,7 +290,9 @@ fn zc_check(_: &Ctx, r: &Req, d: &mut NetData) -> Result<(), i32> {
         d.report = true;
     }
     if r.sqe.opcode == IORING_OP_SENDMSG_ZC {
-        if r.sqe.off != 0 || r.sqe.file_index != 0 || d.flags & IORING_RECVSEND_FIXED_BUF != 0 {
+        // With IORING_RECVSEND_FIXED_BUF (Linux 6.15) the iovecs point
+        // into registered buffer buf_index; `zc_issue` checks them.
+        if r.sqe.off != 0 || r.sqe.file_index != 0 {
             return Err(-libc::EINVAL);
         }
         d.msg = Some(copy_msg(r.sqe.addr, true)?);
@@ -544,14 +547,14 @@ fn zc_capable(fd: i32, d: &mut NetData) -> Result<(), i32> {
     }
 }
 
-/// The registered buffer range a IORING_RECVSEND_FIXED_BUF send reads.
-fn fixed_range(ctx: &Ctx, r: &Req) -> Result<(), i32> {
-    let (base, blen) = ctx.rsrc.lock().buffer(r.sqe.buf_index).ok_or(-libc::EFAULT)?;
-    let end = r.sqe.addr.checked_add(r.sqe.len as u64).ok_or(-libc::EFAULT)?;
-    if r.sqe.addr < base || end > base + blen {
-        return Err(-libc::EFAULT);
+/// Whether a IORING_RECVSEND_FIXED_BUF send reads only registered buffer
+/// memory: SEND_ZC's range, or each iovec of SENDMSG_ZC's message.
+fn fixed_source(ctx: &Ctx, r: &mut Req) -> Result<(), i32> {
+    let (op, idx, addr, len) = (r.sqe.opcode, r.sqe.buf_index, r.sqe.addr, r.sqe.len as u64);
+    match &data(r).msg {
+        Some(m) if op == IORING_OP_SENDMSG_ZC => rsrc::fixed_iovecs(ctx, idx, &m.iov),
+        _ => rsrc::fixed_span(ctx, idx, addr, len),
     }
-    Ok(())
 }
 
 fn zc_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
@@ -577,7 +580,7 @@ fn zc_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
     if res == 0 && first {
         res = zc_capable(fd, d).err().unwrap_or(0);
         if res == 0 && d.flags & IORING_RECVSEND_FIXED_BUF != 0 {
-            res = fixed_range(ctx, r).err().unwrap_or(0);
+            res = fixed_source(ctx, r).err().unwrap_or(0);
         }
     }
     let mut fail = res < 0;

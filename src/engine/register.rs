@@ -5,7 +5,7 @@ use core::sync::atomic::Ordering;
 
 use super::ctx::{Ctx, EVFD_ASYNC, EVFD_PRESENT};
 use super::table::{self, RingRef};
-use super::{io_wq, kbuf, opdef, os, rsrc};
+use super::{io_wq, kbuf, napi, opdef, os, rsrc};
 use crate::sys::*;
 
 /// Kernel limit on registered ring fds per call.
@@ -47,6 +47,8 @@ pub(crate) unsafe fn register(r: &RingRef, opcode: u32, arg: *const core::ffi::c
         IORING_REGISTER_PBUF_RING => kbuf::register_ring(ctx, arg, nr),
         IORING_UNREGISTER_PBUF_RING => kbuf::unregister_ring(ctx, arg, nr),
         IORING_REGISTER_PBUF_STATUS => kbuf::status(ctx, arg, nr),
+        IORING_REGISTER_NAPI => napi::register(ctx, arg, nr),
+        IORING_UNREGISTER_NAPI => napi::unregister(ctx, arg, nr),
         IORING_REGISTER_SYNC_CANCEL if nr == 1 => super::cancel::sync_cancel(ctx, arg),
         _ => -libc::EINVAL,
     }

@@ -87,8 +87,10 @@ impl Rsrc {
     }
 
     /// A free slot in the allocation range (IORING_FILE_INDEX_ALLOC).
+    /// Without a table there is nothing to allocate from: -ENFILE, as the
+    /// kernel answers (a chosen slot is -ENXIO instead, see `install`).
     pub(crate) fn alloc_slot(&mut self) -> Result<u32, i32> {
-        let files = self.files.as_ref().ok_or(-libc::ENXIO)?;
+        let files = self.files.as_ref().ok_or(-libc::ENFILE)?;
         let (lo, hi) = (self.alloc_lo, self.alloc_hi.min(files.len() as u32));
         if lo >= hi {
             return Err(-libc::ENFILE);
@@ -512,6 +514,33 @@ fn update_buffers(ctx: &Ctx, offset: u32, iovs: u64, tags: u64, nr: u32) -> i32 
         }
         done
     })
+}
+
+/// Checks that `addr`/`len` lies inside registered buffer `idx`, as the
+/// kernel's import of a fixed buffer does: -EFAULT if not (or no buffer).
+pub(crate) fn fixed_span(ctx: &Ctx, idx: u16, addr: u64, len: u64) -> Result<(), i32> {
+    let (base, blen) = ctx.rsrc.lock().buffer(idx).ok_or(-libc::EFAULT)?;
+    let end = addr.checked_add(len).ok_or(-libc::EFAULT)?;
+    if addr < base || end > base + blen {
+        return Err(-libc::EFAULT);
+    }
+    Ok(())
+}
+
+/// `fixed_span` for every iovec of a vectored fixed-buffer request
+/// (READV_FIXED, WRITEV_FIXED, SENDMSG_ZC); Linux 6.18 refuses empty
+/// iovecs there too.
+pub(crate) fn fixed_iovecs(ctx: &Ctx, idx: u16, iov: &[libc::iovec]) -> Result<(), i32> {
+    let (base, blen) = ctx.rsrc.lock().buffer(idx).ok_or(-libc::EFAULT)?;
+    let inside = |v: &libc::iovec| {
+        let a = v.iov_base as u64;
+        v.iov_len != 0 && a >= base && a.checked_add(v.iov_len as u64).is_some_and(|e| e <= base + blen)
+    };
+    if iov.iter().all(inside) {
+        Ok(())
+    } else {
+        Err(-libc::EFAULT)
+    }
 }
 
 /// Installs `fd` into the fixed table at `slot` (or a free slot for

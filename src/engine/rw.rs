@@ -18,6 +18,7 @@ use super::kbuf::{self, Hold, Pick};
 use super::opdef::{OpDef, BASE};
 use super::req::{rf, Issued, Mode, OpData, Req, ReqPtr};
 use super::os;
+use super::rsrc;
 use crate::sys::{
     IORING_CQE_F_MORE, IORING_OP_READV, IORING_OP_READV_FIXED, IORING_OP_READ_FIXED, IORING_OP_READ_MULTISHOT, IORING_OP_WRITEV,
     IORING_OP_WRITEV_FIXED, IORING_OP_WRITE_FIXED, IORING_SETUP_IOPOLL, IOSQE_BUFFER_SELECT,
@@ -90,11 +91,7 @@ fn prep(ctx: &Ctx, r: &mut Req) -> Result<(), i32> {
     check_ioprio(r.sqe.ioprio)?;
     let op = r.sqe.opcode;
     if fixed(op) {
-        let (base, len) = ctx.rsrc.lock().buffer(r.sqe.buf_index).ok_or(-libc::EFAULT)?;
-        let end = r.sqe.addr.checked_add(r.sqe.len as u64).ok_or(-libc::EFAULT)?;
-        if r.sqe.addr < base || end > base + len {
-            return Err(-libc::EFAULT);
-        }
+        rsrc::fixed_span(ctx, r.sqe.buf_index, r.sqe.addr, r.sqe.len as u64)?;
     }
     if vec_io(r) && r.sqe.len > UIO_MAXIOV {
         return Err(-libc::EINVAL);
@@ -110,18 +107,10 @@ fn prep(ctx: &Ctx, r: &mut Req) -> Result<(), i32> {
     }
     r.io = OpData::Rw(RwData { iov: None, done: 0, stream: false, sel: None });
     if matches!(op, IORING_OP_READV_FIXED | IORING_OP_WRITEV_FIXED) {
-        // Every iovec must lie inside the registered buffer; the kernel
-        // (6.18) refuses empty ones too.
-        let (base, len) = ctx.rsrc.lock().buffer(r.sqe.buf_index).ok_or(-libc::EFAULT)?;
         r.flags |= rf::STABLE;
         stabilize(r)?;
-        let inside = |v: &libc::iovec| {
-            let a = v.iov_base as u64;
-            v.iov_len != 0 && a >= base && a.checked_add(v.iov_len as u64).is_some_and(|e| e <= base + len)
-        };
-        if !data(r).iov.as_ref().is_some_and(|v| v.iter().all(inside)) {
-            return Err(-libc::EFAULT);
-        }
+        let idx = r.sqe.buf_index;
+        rsrc::fixed_iovecs(ctx, idx, data(r).iov.as_deref().unwrap_or_default())?;
     }
     Ok(())
 }
