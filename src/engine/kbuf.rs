@@ -108,6 +108,9 @@ pub(crate) struct Pick {
     pub bid: u16,
     pub bgid: u16,
     pub hold: Hold,
+    /// Committed from an incremental ring with room left in the buffer:
+    /// its CQE carries IORING_CQE_F_BUF_MORE.
+    pub more: bool,
 }
 
 impl BufRing {
@@ -154,6 +157,10 @@ impl BufRing {
     /// Consumes `len` bytes of an incremental ring; false if the head
     /// buffer keeps some room (IORING_CQE_F_BUF_MORE).
     fn inc_commit(&mut self, mut len: u32) -> bool {
+        // Nothing moved (EOF): the buffer stays, untouched and still usable.
+        if len == 0 {
+            return false;
+        }
         while len != 0 {
             let (addr, blen, _) = self.read(self.head);
             let this = len.min(blen);
@@ -229,7 +236,7 @@ impl Groups {
         match self.map.get_mut(&bgid)? {
             Group::Legacy(list) => {
                 let b = list.pop_front()?;
-                Some(Pick { addr: b.addr, len: clamp(b.len), bid: b.bid, bgid, hold: Hold::Legacy })
+                Some(Pick { addr: b.addr, len: clamp(b.len), bid: b.bid, bgid, hold: Hold::Legacy, more: false })
             }
             Group::Ring(ring) => {
                 if ring.tail() == ring.head {
@@ -237,13 +244,8 @@ impl Groups {
                 }
                 let (addr, blen, bid) = ring.read(ring.head);
                 let len = clamp(blen);
-                let hold = if commit {
-                    ring.commit(len as i32, 1);
-                    Hold::Committed
-                } else {
-                    Hold::Peeked
-                };
-                Some(Pick { addr, len, bid, bgid, hold })
+                let (hold, more) = if commit { (Hold::Committed, !ring.commit(len as i32, 1)) } else { (Hold::Peeked, false) };
+                Some(Pick { addr, len, bid, bgid, hold, more })
             }
         }
     }
@@ -327,7 +329,7 @@ impl Groups {
     pub(crate) fn recycle_bundle(&mut self, b: &Bundle) {
         if b.hold == Hold::Legacy {
             let v = b.iov[0];
-            self.recycle(&Pick { addr: v.iov_base as u64, len: v.iov_len as u32, bid: b.bid, bgid: b.bgid, hold: Hold::Legacy });
+            self.recycle(&Pick { addr: v.iov_base as u64, len: v.iov_len as u32, bid: b.bid, bgid: b.bgid, hold: Hold::Legacy, more: false });
         }
     }
 
@@ -370,6 +372,7 @@ impl Groups {
                 }
                 f
             }
+            Hold::Committed if p.more => cqe_flags(p.bid) | IORING_CQE_F_BUF_MORE,
             Hold::Legacy | Hold::Committed => cqe_flags(p.bid),
         }
     }

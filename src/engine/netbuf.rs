@@ -197,7 +197,7 @@ fn recv_one(ctx: &Ctx, r: &mut Req) -> Issued {
             // Part of a MSG_WAITALL landed: the buffer is ours until the rest.
             let mut p = p;
             if p.hold == Hold::Peeked {
-                g.settle(&p, d.done as i32);
+                p.more = g.settle(&p, d.done as i32) & IORING_CQE_F_BUF_MORE != 0;
                 p.hold = Hold::Committed;
             }
             d.buf.pick = Some(p);
