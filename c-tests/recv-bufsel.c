@@ -13,7 +13,9 @@
  *  - RECV bundles: several buffers in one CQE (the first one named, the
  *    ring head past all of them; a buffer larger than what is left of the
  *    asked length ends the bundle rather than being cut), -ENOENT for a
- *    missing group, -ENOBUFS for an empty one;
+ *    missing group, -ENOBUFS for an empty one; a buffer cut to the asked
+ *    length keeps its ring entry whole, and ends the bundle even after a
+ *    wait;
  *  - SEND with buffer select: one buffer, or a bundle of them; -ENOENT for
  *    a missing group; a send cancelled while it waits for room names the
  *    buffer it took.
@@ -302,6 +304,53 @@ static void bundles(void)
 	close(sv[1]);
 }
 
+/*
+ * A bundle whose first buffer is longer than asked cuts that buffer in its
+ * own mapping only: the ring entry keeps its length, whether the receive
+ * fails (-EAGAIN) or waits and then takes just what was asked, with no
+ * second helping (a cut buffer ends the bundle). Kernels before 6.18 wrote
+ * the cut length into the entry.
+ */
+static void bundle_cut(void)
+{
+	struct io_uring_buf_ring *br;
+	struct op_cqe c;
+	char rest[16];
+	int sv[2];
+
+	if (!(ring.features & IORING_FEAT_RECVSEND_BUNDLE)) {
+		tu_lacks("IORING_FEAT_RECVSEND_BUNDLE");
+		return;
+	}
+	pair(sv);
+	br = mkring(2, 6);
+	recv_sqe(sv[0], 1, 6, IORING_RECVSEND_BUNDLE, 30)->msg_flags =
+		MSG_DONTWAIT;
+	CHECK_EQ(op_run1(&ring), -EAGAIN, "bundle on an empty socket");
+	if (br->bufs[0].len != BL && !tu_on_engine() &&
+	    tu_lacks_before(6, 18, "bundle buffers kept whole"))
+		goto out;
+	CHECK_EQ(br->bufs[0].len, BL, "the failed bundle left buffer 0 whole");
+	CHECK_HEAD(6, 0, "nothing consumed");
+
+	recv_sqe(sv[0], 1, 6, IORING_RECVSEND_BUNDLE, 31);
+	op_submit(&ring, 1);
+	usleep(10000);
+	put(sv[1], "abcdef");
+	c = op_wait(&ring);
+	CHECK_EQ(c.res, 1, "the waiting bundle takes the one byte asked");
+	CHECK_EQ(c.flags, IORING_CQE_F_BUFFER | IORING_CQE_F_SOCK_NONEMPTY,
+		 "buffer 0, more queued");
+	CHECK_HEAD(6, 1, "one buffer consumed");
+	CHECK_EQ(br->bufs[0].len, BL, "buffer 0's entry still whole");
+	CHECK(mem[0][0] == 'a', "received byte");
+	CHECK_EQ(read(sv[0], rest, sizeof(rest)), 5, "the rest stays queued");
+out:
+	CHECK_EQ(io_uring_free_buf_ring(&ring, br, 2, 6), 0, "free");
+	close(sv[0]);
+	close(sv[1]);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -318,6 +367,7 @@ int main(int argc, char **argv)
 	one_shot();
 	multishot();
 	bundles();
+	bundle_cut();
 	io_uring_queue_exit(&ring);
 	return tu_done();
 }

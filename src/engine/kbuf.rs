@@ -139,11 +139,6 @@ impl BufRing {
         }
     }
 
-    fn write_len(&self, idx: u16, len: u32) {
-        // SAFETY: as in `write_piece`.
-        unsafe { core::ptr::write_volatile(self.entry(idx).add(8) as *mut u32, len) };
-    }
-
     fn write_piece(&self, idx: u16, addr: u64, len: u32) {
         let e = self.entry(idx);
         // SAFETY: as in `read`; the engine owns the entry's addr and len
@@ -289,6 +284,9 @@ impl Groups {
         let mut partial = false;
         loop {
             let (addr, mut len, _) = ring.read(head);
+            // A buffer longer than what is left is cut in the iovec only:
+            // its entry keeps its length, for whoever takes it next when
+            // this transfer fails or moves nothing (as 6.18 does).
             if len > left {
                 len = left;
                 if !ring.inc {
@@ -296,8 +294,6 @@ impl Groups {
                     if !iov.is_empty() {
                         break;
                     }
-                    // The kernel shortens the entry itself.
-                    ring.write_len(head, len);
                 }
             }
             iov.push(libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: len as usize });
