@@ -5,10 +5,11 @@
 //! writes for them.
 //!
 //! Multishot receives read until the socket has nothing more (at most
-//! MULTISHOT_MAX_RETRY at a time), one CQE with IORING_CQE_F_MORE per
-//! receive, then wait on the reactor again. They end, F_MORE cleared, on
-//! EOF, an error, an empty or missing group (-ENOBUFS; -ENOENT for a
-//! bundle's missing group), a full CQ, or RECV's byte limit (optlen).
+//! 1 + MULTISHOT_MAX_RETRY at a time, a bundle only until it fills its
+//! cap), one CQE with IORING_CQE_F_MORE per receive, then wait on the
+//! reactor again. They end, F_MORE cleared, on EOF, an error, an empty or
+//! missing group (-ENOBUFS; -ENOENT for a bundle's missing group), a full
+//! CQ, or RECV's byte limit (optlen).
 
 use alloc::boxed::Box;
 
@@ -294,6 +295,9 @@ fn recv_many(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
             Some((n, first)) => (n + res, first | (f & CQE_F_MASK)),
             None => (res, f),
         };
+        // A multishot bundle that filled its cap (RECV's len) yields to the
+        // ring's other requests, as the kernel requeues it.
+        let capped = bundle && mshot_len != 0 && res as u32 >= mshot_len;
         let mut finished = ended || !multishot;
         if let Some(t) = &mut d.buf.total {
             *t -= (*t).min(res as u32);
@@ -308,7 +312,6 @@ fn recv_many(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
             // All mapped room filled and more waiting: go on once into
             // this CQE (not when a multishot receive reached its cap, nor
             // after a buffer was cut).
-            let capped = mshot_len != 0 && res as u32 >= mshot_len;
             let inq = d.buf.inq;
             if acc.is_none() && !capped && !b.partial && inq > 1 && ret as usize == mapped {
                 r.sqe.len = inq as u32;
@@ -322,12 +325,13 @@ fn recv_many(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
         if finished || !ctx.try_post_more(Cqe::new(ud, res, f | IORING_CQE_F_MORE), mode) {
             return Issued::Done(res, f);
         }
-        loops += 1;
         // On at once only while the socket says it has more (or cannot
-        // tell); otherwise wait until it is readable, as the kernel does.
-        if loops >= MULTISHOT_MAX_RETRY || (f & IORING_CQE_F_SOCK_NONEMPTY == 0 && inq_known) {
+        // tell), and for at most MULTISHOT_MAX_RETRY receives after the
+        // first; otherwise wait until it is readable, as the kernel does.
+        if loops == MULTISHOT_MAX_RETRY || capped || (f & IORING_CQE_F_SOCK_NONEMPTY == 0 && inq_known) {
             return Issued::Again;
         }
+        loops += 1;
     }
 }
 
