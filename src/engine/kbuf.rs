@@ -196,6 +196,8 @@ pub(crate) struct Bundle {
     pub empty: bool,
     /// A buffer was cut short, or left out for being too long.
     pub partial: bool,
+    /// Committed with room left in the last buffer (see `Pick::more`).
+    pub more: bool,
 }
 
 // SAFETY: the iovecs describe application buffers the request may use
@@ -258,7 +260,7 @@ impl Groups {
                 let b = list.pop_front().ok_or(-libc::ENOBUFS)?;
                 let len = if max_len == 0 || max_len > b.len { b.len } else { max_len };
                 let iov = alloc::vec![libc::iovec { iov_base: b.addr as *mut libc::c_void, iov_len: len as usize }];
-                return Ok(Bundle { iov, bid: b.bid, bgid, hold: Hold::Legacy, empty: list.is_empty(), partial: false });
+                return Ok(Bundle { iov, bid: b.bid, bgid, hold: Hold::Legacy, empty: list.is_empty(), partial: false, more: false });
             }
             Some(Group::Ring(ring)) => ring,
         };
@@ -312,13 +314,8 @@ impl Groups {
         if grow {
             *slots = iov.len();
         }
-        let hold = if commit {
-            ring.commit(out as i32, iov.len() as u16);
-            Hold::Committed
-        } else {
-            Hold::Peeked
-        };
-        Ok(Bundle { iov, bid, bgid, hold, empty, partial })
+        let (hold, more) = if commit { (Hold::Committed, !ring.commit(out as i32, iov.len() as u16)) } else { (Hold::Peeked, false) };
+        Ok(Bundle { iov, bid, bgid, hold, empty, partial, more })
     }
 
     /// Puts back a bundle that moved nothing.

@@ -249,6 +249,7 @@ fn recv_many(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
                     hold: p.hold,
                     empty: false,
                     partial: false,
+                    more: false,
                 }),
                 None => Err(-libc::ENOBUFS),
             }
@@ -363,9 +364,10 @@ fn send_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
         return (net::SEND.issue)(ctx, req, mode);
     }
     let fd = r.file;
-    let (bgid, len, ud) = (r.sqe.buf_index, r.sqe.len, r.sqe.user_data);
+    let (bgid, ud) = (r.sqe.buf_index, r.sqe.user_data);
     let bundle = r.sqe.ioprio & IORING_RECVSEND_BUNDLE != 0;
     loop {
+        let len = r.sqe.len;
         let d = net::data(r);
         if d.flags & IORING_RECVSEND_POLL_FIRST != 0 && !d.polled {
             d.polled = true;
@@ -390,8 +392,7 @@ fn send_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
         let mut iov: alloc::vec::Vec<libc::iovec> = b.iov.clone();
         skip(&mut iov, done);
         let ret = net::send_once(fd, iov.as_mut_ptr(), iov.len(), d);
-        let b = d.buf.send.as_ref().map_or(0, |b| b.bid);
-        let empty = d.buf.send.as_ref().is_some_and(|b| b.empty);
+        let (b, empty, more) = d.buf.send.as_ref().map_or((0, false, false), |b| (b.bid, b.empty, b.more));
         if ret == -(libc::EAGAIN as isize) && !net::nowait(d) {
             return Issued::Again;
         }
@@ -404,13 +405,18 @@ fn send_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
         let res = if ret >= 0 { (done + ret as usize) as i32 } else if done > 0 { done as i32 } else { ret as i32 };
         d.buf.send = None;
         d.done = 0;
-        let f = IORING_CQE_F_BUFFER | (b as u32) << IORING_CQE_BUFFER_SHIFT;
+        let mut f = IORING_CQE_F_BUFFER | (b as u32) << IORING_CQE_BUFFER_SHIFT;
+        if more {
+            f |= IORING_CQE_F_BUF_MORE;
+        }
         if ret < 0 || short {
             r.flags |= rf::FAIL;
         }
         if !bundle || res <= 0 || short || empty || !ctx.try_post_more(Cqe::new(ud, res, f | IORING_CQE_F_MORE), mode) {
             return Issued::Done(res, f);
         }
+        // The SQE's length bounds the first part only, as in the kernel.
+        r.sqe.len = 0;
     }
 }
 
