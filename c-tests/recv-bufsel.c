@@ -340,8 +340,8 @@ static void bundle_cut(void)
 	put(sv[1], "abcdef");
 	c = op_wait(&ring);
 	CHECK_EQ(c.res, 1, "the waiting bundle takes the one byte asked");
-	CHECK_EQ(c.flags, IORING_CQE_F_BUFFER | IORING_CQE_F_SOCK_NONEMPTY,
-		 "buffer 0, more queued");
+	CHECK_EQ(c.flags & ~IORING_CQE_F_SOCK_NONEMPTY, IORING_CQE_F_BUFFER,
+		 "buffer 0");
 	CHECK_HEAD(6, 1, "one buffer consumed");
 	CHECK_EQ(br->bufs[0].len, BL, "buffer 0's entry still whole");
 	CHECK(mem[0][0] == 'a', "received byte");
