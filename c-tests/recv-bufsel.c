@@ -309,8 +309,8 @@ static void bundles(void)
  * A bundle whose first buffer is longer than asked cuts that buffer in its
  * own mapping only: the ring entry keeps its length, whether the receive
  * fails (-EAGAIN) or waits and then takes just what was asked, with no
- * second helping (a cut buffer ends the bundle). Kernels before 6.18 wrote
- * the cut length into the entry.
+ * second helping (a cut buffer ends the bundle). Kernels without the fix
+ * (6.18 and recent 6.12 have it) wrote the cut length into the entry.
  */
 static void bundle_cut(void)
 {
