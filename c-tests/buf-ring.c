@@ -9,7 +9,9 @@
  *  - io_uring_register_buf_ring by hand: flags are merged into reg->flags,
  *    a misaligned ring is -EINVAL;
  *  - IOU_PBUF_RING_MMAP: the ring is the kernel's, mapped from the ring fd;
- *  - IOU_PBUF_RING_INC: one buffer serves several reads, in order;
+ *  - IOU_PBUF_RING_INC: one buffer serves several reads, in order; a
+ *    read at EOF leaves it in place and IORING_CQE_F_BUF_MORE says it has
+ *    room, as does a regular file's read (which takes its length early);
  *  - repeated setup/free and failed setups leak no mapping or fd.
  * Kernels before 6.8 have no IORING_REGISTER_PBUF_STATUS (head/available
  * then return the kernel's -EINVAL), before 6.4 no IOU_PBUF_RING_MMAP,
@@ -33,23 +35,32 @@ struct rd {
 	unsigned flags;
 };
 
-static struct rd select_read(struct io_uring *ring, int p[2], int bgid,
-			     unsigned len, char c)
+/* One read of up to `len` bytes from `fd` at `off` into a buffer of group
+ * `bgid`. */
+static struct rd buf_read(struct io_uring *ring, int fd, int bgid,
+			  unsigned len, long long off)
 {
 	struct io_uring_sqe *sqe;
 	struct io_uring_cqe cqe;
-	char data[BUF_SZ];
 
-	CHECK(len <= sizeof(data), "len");
-	memset(data, c, len);
-	CHECK_EQ(write(p[1], data, len), len, "pipe write");
 	sqe = io_uring_get_sqe(ring);
-	io_uring_prep_read(sqe, p[0], NULL, BUF_SZ, 0);
+	io_uring_prep_read(sqe, fd, NULL, len, off);
 	sqe->flags |= IOSQE_BUFFER_SELECT;
 	sqe->buf_group = bgid;
 	CHECK_EQ(io_uring_submit(ring), 1, "submit read");
 	CHECK_EQ(tu_reap(ring, &cqe, 1), 1, "read cqe");
 	return (struct rd){ cqe.res, cqe.flags };
+}
+
+static struct rd select_read(struct io_uring *ring, int p[2], int bgid,
+			     unsigned len, char c)
+{
+	char data[BUF_SZ];
+
+	CHECK(len <= sizeof(data), "len");
+	memset(data, c, len);
+	CHECK_EQ(write(p[1], data, len), len, "pipe write");
+	return buf_read(ring, p[0], bgid, BUF_SZ, 0);
 }
 
 /* A group without a ring: -ENOENT. 6.1 keeps a slot for every group id
@@ -270,6 +281,18 @@ static void kernel_mem(void)
 	io_uring_queue_exit(&ring);
 }
 
+/*
+ * Whether to hold an incremental read's CQE to the IORING_CQE_F_BUF_MORE
+ * rules of the 6.18 kernel here (room left at EOF and after a regular
+ * file's read): the engine follows them; an older kernel that leaves the
+ * flag out is noted as lacking `feature`.
+ */
+static int buf_more_rules(unsigned flags, const char *feature)
+{
+	return (flags & IORING_CQE_F_BUF_MORE) || tu_on_engine() ||
+	       !tu_lacks_before(6, 18, feature);
+}
+
 static void incremental(void)
 {
 	struct io_uring ring;
@@ -306,9 +329,69 @@ static void incremental(void)
 	CHECK(!(cqe.flags & IORING_CQE_F_BUF_MORE), "buffer 0 complete");
 	cqe = select_read(&ring, p, 4, 8, 'y');
 	CHECK_EQ(cqe.flags >> IORING_CQE_BUFFER_SHIFT, 1, "then buffer 1");
+
+	/* EOF moves nothing: buffer 1 is named, stays where it was, and is
+	 * reported as having room. */
+	close(p[1]);
+	cqe = buf_read(&ring, p[0], 4, BUF_SZ, 0);
+	CHECK_EQ(cqe.res, 0, "read at EOF");
+	CHECK_EQ(cqe.flags >> IORING_CQE_BUFFER_SHIFT, 1, "EOF names buffer 1");
+	if (buf_more_rules(cqe.flags, "IORING_CQE_F_BUF_MORE at EOF")) {
+		CHECK(cqe.flags & IORING_CQE_F_BUF_MORE, "EOF keeps buffer 1");
+		CHECK_EQ(br->bufs[1].addr, (uintptr_t)(mem + BUF_SZ + 8),
+			 "EOF leaves buffer 1's address");
+		CHECK_EQ(br->bufs[1].len, BUF_SZ - 8,
+			 "EOF leaves buffer 1's length");
+	}
 	CHECK_EQ(io_uring_free_buf_ring(&ring, br, 2, 4), 0, "free");
 	close(p[0]);
-	close(p[1]);
+	io_uring_queue_exit(&ring);
+}
+
+/*
+ * A regular file cannot be polled, so the kernel consumes the requested
+ * length of an incremental buffer when it picks it, before reading; the
+ * CQE still says whether the buffer kept room, at EOF too.
+ */
+static void incremental_file(void)
+{
+	struct io_uring ring;
+	struct io_uring_buf_ring *br;
+	static char mem[BUF_SZ];
+	char path[64], data[64];
+	struct rd cqe;
+	int err, fd;
+
+	CHECK_EQ(io_uring_queue_init(8, &ring, 0), 0, "queue_init");
+	br = io_uring_setup_buf_ring(&ring, 1, 5, IOU_PBUF_RING_INC, &err);
+	if (!br && err == -EINVAL &&
+	    tu_lacks_before(6, 12, "IOU_PBUF_RING_INC")) {
+		io_uring_queue_exit(&ring);
+		return;
+	}
+	CHECK(br, "inc ring: %d", err);
+	fill(br, mem, 1);
+	fd = tu_temp_file(path, sizeof(path));
+	memset(data, 'f', sizeof(data));
+	tu_pwrite_all(fd, data, sizeof(data), 0);
+
+	for (int i = 0; i < 3; i++) {
+		cqe = buf_read(&ring, fd, 5, 32, -1);
+		CHECK_EQ(cqe.res, i < 2 ? 32 : 0, "file read");
+		CHECK_EQ(cqe.flags >> IORING_CQE_BUFFER_SHIFT, 0, "buffer 0");
+		if (!buf_more_rules(cqe.flags, "IORING_CQE_F_BUF_MORE on files"))
+			break;
+		CHECK(cqe.flags & IORING_CQE_F_BUF_MORE, "file read %d: room", i);
+		/* The requested 32 bytes were taken, EOF or not. */
+		CHECK_EQ(br->bufs[0].addr, (uintptr_t)(mem + 32 * (i + 1)),
+			 "buffer address after a file read");
+		CHECK_EQ(br->bufs[0].len, BUF_SZ - 32 * (i + 1),
+			 "buffer length after a file read");
+	}
+	CHECK_EQ(io_uring_free_buf_ring(&ring, br, 1, 5), 0, "free");
+	close(fd);
+	unlink(path);
+	tu_unregister_cleanup(path);
 	io_uring_queue_exit(&ring);
 }
 
@@ -320,6 +403,7 @@ int main(int argc, char **argv)
 	bad_args();
 	manual();
 	incremental();
+	incremental_file();
 	kernel_mem();
 	return tu_done();
 }

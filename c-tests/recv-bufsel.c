@@ -13,10 +13,13 @@
  *  - RECV bundles: several buffers in one CQE (the first one named, the
  *    ring head past all of them; a buffer larger than what is left of the
  *    asked length ends the bundle rather than being cut), -ENOENT for a
- *    missing group, -ENOBUFS for an empty one;
- *  - SEND with buffer select: one buffer, or a bundle of them; -ENOENT for
- *    a missing group; a send cancelled while it waits for room names the
- *    buffer it took.
+ *    missing group, -ENOBUFS for an empty one; a buffer cut to the asked
+ *    length keeps its ring entry whole, and ends the bundle even after a
+ *    wait;
+ *  - SEND with buffer select: one buffer, or a bundle of them (its
+ *    length bounding the first part only); -ENOENT for a missing group; a
+ *    send cancelled while it waits for room names the buffer it took; from
+ *    an incremental ring, IORING_CQE_F_BUF_MORE while the buffer has room.
  */
 #include <fcntl.h>
 #include <sys/socket.h>
@@ -302,6 +305,142 @@ static void bundles(void)
 	close(sv[1]);
 }
 
+/*
+ * A bundle whose first buffer is longer than asked cuts that buffer in its
+ * own mapping only: the ring entry keeps its length, whether the receive
+ * fails (-EAGAIN) or waits and then takes just what was asked, with no
+ * second helping (a cut buffer ends the bundle). Kernels without the fix
+ * (6.18 and recent 6.12 have it) wrote the cut length into the entry.
+ */
+static void bundle_cut(void)
+{
+	struct io_uring_buf_ring *br;
+	struct op_cqe c;
+	char rest[16];
+	int sv[2];
+
+	if (!(ring.features & IORING_FEAT_RECVSEND_BUNDLE)) {
+		tu_lacks("IORING_FEAT_RECVSEND_BUNDLE");
+		return;
+	}
+	pair(sv);
+	br = mkring(2, 6);
+	recv_sqe(sv[0], 1, 6, IORING_RECVSEND_BUNDLE, 30)->msg_flags =
+		MSG_DONTWAIT;
+	CHECK_EQ(op_run1(&ring), -EAGAIN, "bundle on an empty socket");
+	if (br->bufs[0].len != BL && !tu_on_engine() &&
+	    tu_lacks_before(6, 18, "bundle buffers kept whole"))
+		goto out;
+	CHECK_EQ(br->bufs[0].len, BL, "the failed bundle left buffer 0 whole");
+	CHECK_HEAD(6, 0, "nothing consumed");
+
+	recv_sqe(sv[0], 1, 6, IORING_RECVSEND_BUNDLE, 31);
+	op_submit(&ring, 1);
+	usleep(10000);
+	put(sv[1], "abcdef");
+	c = op_wait(&ring);
+	CHECK_EQ(c.res, 1, "the waiting bundle takes the one byte asked");
+	CHECK_EQ(c.flags & ~IORING_CQE_F_SOCK_NONEMPTY, IORING_CQE_F_BUFFER,
+		 "buffer 0");
+	CHECK_HEAD(6, 1, "one buffer consumed");
+	CHECK_EQ(br->bufs[0].len, BL, "buffer 0's entry still whole");
+	CHECK(mem[0][0] == 'a', "received byte");
+	CHECK_EQ(read(sv[0], rest, sizeof(rest)), 5, "the rest stays queued");
+out:
+	CHECK_EQ(io_uring_free_buf_ring(&ring, br, 2, 6), 0, "free");
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static struct io_uring_sqe *send_sqe(int fd, unsigned len, int bgid,
+				     unsigned ioprio)
+{
+	struct io_uring_sqe *sqe = op_sqe(&ring);
+
+	io_uring_prep_send(sqe, fd, NULL, len, 0);
+	sqe->ioprio |= ioprio;
+	sqe->flags |= IOSQE_BUFFER_SELECT;
+	sqe->buf_group = bgid;
+	return sqe;
+}
+
+/*
+ * SEND with buffer select and a length shorter than the buffers: a bundle
+ * sends that much from the first buffer, then the whole of what the group
+ * holds, ending with that part once the group is empty. From an
+ * incremental ring a send takes its length off the buffer and says so
+ * (IORING_CQE_F_BUF_MORE) while the buffer has room.
+ */
+static void send_parts(void)
+{
+	struct io_uring_buf_ring *br;
+	struct op_cqe c;
+	char got[4 * BL];
+	int sv[2], err;
+
+	if (!(ring.features & IORING_FEAT_RECVSEND_BUNDLE)) {
+		tu_lacks("IORING_FEAT_RECVSEND_BUNDLE");
+		return;
+	}
+	pair(sv);
+	br = mkring(2, 7);
+	memcpy(mem[0], "0123456789abcdef", BL);
+	memcpy(mem[1], "ghijklmnopqrstuv", BL);
+	send_sqe(sv[0], 4, 7, IORING_RECVSEND_BUNDLE);
+	op_submit(&ring, 1);
+	c = op_wait(&ring);
+	CHECK_EQ(c.res, 4, "first part: the SQE's length");
+	CHECK_EQ(c.flags, IORING_CQE_F_BUFFER | IORING_CQE_F_MORE,
+		 "buffer 0, more to come");
+	c = op_wait(&ring);
+	if (c.res == 4 && !tu_on_engine() &&
+	    tu_lacks_before(6, 18, "uncapped later bundle parts")) {
+		while (c.flags & IORING_CQE_F_MORE)
+			c = op_wait(&ring);
+		goto inc;
+	}
+	CHECK_EQ(c.res, BL, "second part: all of buffer 1");
+	CHECK_EQ(c.flags, IORING_CQE_F_BUFFER | 1 << IORING_CQE_BUFFER_SHIFT,
+		 "buffer 1 ends the bundle");
+	CHECK_HEAD(7, 2, "both consumed");
+	CHECK_EQ(read(sv[1], got, sizeof(got)), 4 + BL, "peer got both parts");
+	CHECK(!memcmp(got, "0123ghijklmnopqrstuv", 4 + BL), "parts in order");
+inc:
+	CHECK_EQ(io_uring_free_buf_ring(&ring, br, 2, 7), 0, "free");
+
+	br = io_uring_setup_buf_ring(&ring, 1, 8, IOU_PBUF_RING_INC, &err);
+	if (!br && err == -EINVAL &&
+	    tu_lacks_before(6, 12, "IOU_PBUF_RING_INC")) {
+		close(sv[0]);
+		close(sv[1]);
+		return;
+	}
+	CHECK(br, "inc ring: %d", err);
+	io_uring_buf_ring_add(br, mem[2], BL, 0, io_uring_buf_ring_mask(1), 0);
+	io_uring_buf_ring_advance(br, 1);
+	memcpy(mem[2], "incremental-send", BL);
+	send_sqe(sv[0], 5, 8, 0);
+	c = op_wait((op_submit(&ring, 1), &ring));
+	CHECK_EQ(c.res, 5, "inc send");
+	if ((c.flags & IORING_CQE_F_BUF_MORE) || tu_on_engine() ||
+	    !tu_lacks_before(6, 18, "IORING_CQE_F_BUF_MORE on sends")) {
+		CHECK_EQ(c.flags, IORING_CQE_F_BUFFER | IORING_CQE_F_BUF_MORE,
+			 "buffer 0 keeps room");
+		CHECK_EQ(br->bufs[0].addr, (uintptr_t)(mem[2] + 5),
+			 "the sent piece is taken off the buffer");
+		CHECK_EQ(br->bufs[0].len, BL - 5, "what is left");
+	}
+	send_sqe(sv[0], 0, 8, 0);
+	c = op_wait((op_submit(&ring, 1), &ring));
+	CHECK_EQ(c.res, BL - 5, "the rest of the buffer");
+	CHECK_EQ(c.flags, IORING_CQE_F_BUFFER, "buffer 0 used up");
+	CHECK_EQ(read(sv[1], got, sizeof(got)), BL, "peer got the buffer");
+	CHECK(!memcmp(got, "incremental-send", BL), "pieces in order");
+	CHECK_EQ(io_uring_free_buf_ring(&ring, br, 1, 8), 0, "free");
+	close(sv[0]);
+	close(sv[1]);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -318,6 +457,8 @@ int main(int argc, char **argv)
 	one_shot();
 	multishot();
 	bundles();
+	bundle_cut();
+	send_parts();
 	io_uring_queue_exit(&ring);
 	return tu_done();
 }

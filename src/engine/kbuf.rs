@@ -108,6 +108,9 @@ pub(crate) struct Pick {
     pub bid: u16,
     pub bgid: u16,
     pub hold: Hold,
+    /// Committed from an incremental ring with room left in the buffer:
+    /// its CQE carries IORING_CQE_F_BUF_MORE.
+    pub more: bool,
 }
 
 impl BufRing {
@@ -136,11 +139,6 @@ impl BufRing {
         }
     }
 
-    fn write_len(&self, idx: u16, len: u32) {
-        // SAFETY: as in `write_piece`.
-        unsafe { core::ptr::write_volatile(self.entry(idx).add(8) as *mut u32, len) };
-    }
-
     fn write_piece(&self, idx: u16, addr: u64, len: u32) {
         let e = self.entry(idx);
         // SAFETY: as in `read`; the engine owns the entry's addr and len
@@ -154,6 +152,10 @@ impl BufRing {
     /// Consumes `len` bytes of an incremental ring; false if the head
     /// buffer keeps some room (IORING_CQE_F_BUF_MORE).
     fn inc_commit(&mut self, mut len: u32) -> bool {
+        // Nothing moved (EOF): the buffer stays, untouched and still usable.
+        if len == 0 {
+            return false;
+        }
         while len != 0 {
             let (addr, blen, _) = self.read(self.head);
             let this = len.min(blen);
@@ -194,6 +196,8 @@ pub(crate) struct Bundle {
     pub empty: bool,
     /// A buffer was cut short, or left out for being too long.
     pub partial: bool,
+    /// Committed with room left in the last buffer (see `Pick::more`).
+    pub more: bool,
 }
 
 // SAFETY: the iovecs describe application buffers the request may use
@@ -229,7 +233,7 @@ impl Groups {
         match self.map.get_mut(&bgid)? {
             Group::Legacy(list) => {
                 let b = list.pop_front()?;
-                Some(Pick { addr: b.addr, len: clamp(b.len), bid: b.bid, bgid, hold: Hold::Legacy })
+                Some(Pick { addr: b.addr, len: clamp(b.len), bid: b.bid, bgid, hold: Hold::Legacy, more: false })
             }
             Group::Ring(ring) => {
                 if ring.tail() == ring.head {
@@ -237,13 +241,8 @@ impl Groups {
                 }
                 let (addr, blen, bid) = ring.read(ring.head);
                 let len = clamp(blen);
-                let hold = if commit {
-                    ring.commit(len as i32, 1);
-                    Hold::Committed
-                } else {
-                    Hold::Peeked
-                };
-                Some(Pick { addr, len, bid, bgid, hold })
+                let (hold, more) = if commit { (Hold::Committed, !ring.commit(len as i32, 1)) } else { (Hold::Peeked, false) };
+                Some(Pick { addr, len, bid, bgid, hold, more })
             }
         }
     }
@@ -261,7 +260,7 @@ impl Groups {
                 let b = list.pop_front().ok_or(-libc::ENOBUFS)?;
                 let len = if max_len == 0 || max_len > b.len { b.len } else { max_len };
                 let iov = alloc::vec![libc::iovec { iov_base: b.addr as *mut libc::c_void, iov_len: len as usize }];
-                return Ok(Bundle { iov, bid: b.bid, bgid, hold: Hold::Legacy, empty: list.is_empty(), partial: false });
+                return Ok(Bundle { iov, bid: b.bid, bgid, hold: Hold::Legacy, empty: list.is_empty(), partial: false, more: false });
             }
             Some(Group::Ring(ring)) => ring,
         };
@@ -287,6 +286,9 @@ impl Groups {
         let mut partial = false;
         loop {
             let (addr, mut len, _) = ring.read(head);
+            // A buffer longer than what is left is cut in the iovec only:
+            // its entry keeps its length, for whoever takes it next when
+            // this transfer fails or moves nothing (as 6.18 does).
             if len > left {
                 len = left;
                 if !ring.inc {
@@ -294,8 +296,6 @@ impl Groups {
                     if !iov.is_empty() {
                         break;
                     }
-                    // The kernel shortens the entry itself.
-                    ring.write_len(head, len);
                 }
             }
             iov.push(libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: len as usize });
@@ -314,20 +314,15 @@ impl Groups {
         if grow {
             *slots = iov.len();
         }
-        let hold = if commit {
-            ring.commit(out as i32, iov.len() as u16);
-            Hold::Committed
-        } else {
-            Hold::Peeked
-        };
-        Ok(Bundle { iov, bid, bgid, hold, empty, partial })
+        let (hold, more) = if commit { (Hold::Committed, !ring.commit(out as i32, iov.len() as u16)) } else { (Hold::Peeked, false) };
+        Ok(Bundle { iov, bid, bgid, hold, empty, partial, more })
     }
 
     /// Puts back a bundle that moved nothing.
     pub(crate) fn recycle_bundle(&mut self, b: &Bundle) {
         if b.hold == Hold::Legacy {
             let v = b.iov[0];
-            self.recycle(&Pick { addr: v.iov_base as u64, len: v.iov_len as u32, bid: b.bid, bgid: b.bgid, hold: Hold::Legacy });
+            self.recycle(&Pick { addr: v.iov_base as u64, len: v.iov_len as u32, bid: b.bid, bgid: b.bgid, hold: Hold::Legacy, more: false });
         }
     }
 
@@ -370,6 +365,7 @@ impl Groups {
                 }
                 f
             }
+            Hold::Committed if p.more => cqe_flags(p.bid) | IORING_CQE_F_BUF_MORE,
             Hold::Legacy | Hold::Committed => cqe_flags(p.bid),
         }
     }

@@ -5,10 +5,11 @@
 //! writes for them.
 //!
 //! Multishot receives read until the socket has nothing more (at most
-//! MULTISHOT_MAX_RETRY at a time), one CQE with IORING_CQE_F_MORE per
-//! receive, then wait on the reactor again. They end, F_MORE cleared, on
-//! EOF, an error, an empty or missing group (-ENOBUFS; -ENOENT for a
-//! bundle's missing group), a full CQ, or RECV's byte limit (optlen).
+//! 1 + MULTISHOT_MAX_RETRY at a time, a bundle only until it fills its
+//! cap), one CQE with IORING_CQE_F_MORE per receive, then wait on the
+//! reactor again. They end, F_MORE cleared, on EOF, an error, an empty or
+//! missing group (-ENOBUFS; -ENOENT for a bundle's missing group), a full
+//! CQ, or RECV's byte limit (optlen).
 
 use alloc::boxed::Box;
 
@@ -197,7 +198,7 @@ fn recv_one(ctx: &Ctx, r: &mut Req) -> Issued {
             // Part of a MSG_WAITALL landed: the buffer is ours until the rest.
             let mut p = p;
             if p.hold == Hold::Peeked {
-                g.settle(&p, d.done as i32);
+                p.more = g.settle(&p, d.done as i32) & IORING_CQE_F_BUF_MORE != 0;
                 p.hold = Hold::Committed;
             }
             d.buf.pick = Some(p);
@@ -248,6 +249,7 @@ fn recv_many(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
                     hold: p.hold,
                     empty: false,
                     partial: false,
+                    more: false,
                 }),
                 None => Err(-libc::ENOBUFS),
             }
@@ -294,6 +296,9 @@ fn recv_many(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
             Some((n, first)) => (n + res, first | (f & CQE_F_MASK)),
             None => (res, f),
         };
+        // A multishot bundle that filled its cap (RECV's len) yields to the
+        // ring's other requests, as the kernel requeues it.
+        let capped = bundle && mshot_len != 0 && res as u32 >= mshot_len;
         let mut finished = ended || !multishot;
         if let Some(t) = &mut d.buf.total {
             *t -= (*t).min(res as u32);
@@ -308,7 +313,6 @@ fn recv_many(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
             // All mapped room filled and more waiting: go on once into
             // this CQE (not when a multishot receive reached its cap, nor
             // after a buffer was cut).
-            let capped = mshot_len != 0 && res as u32 >= mshot_len;
             let inq = d.buf.inq;
             if acc.is_none() && !capped && !b.partial && inq > 1 && ret as usize == mapped {
                 r.sqe.len = inq as u32;
@@ -322,12 +326,13 @@ fn recv_many(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
         if finished || !ctx.try_post_more(Cqe::new(ud, res, f | IORING_CQE_F_MORE), mode) {
             return Issued::Done(res, f);
         }
-        loops += 1;
         // On at once only while the socket says it has more (or cannot
-        // tell); otherwise wait until it is readable, as the kernel does.
-        if loops >= MULTISHOT_MAX_RETRY || (f & IORING_CQE_F_SOCK_NONEMPTY == 0 && inq_known) {
+        // tell), and for at most MULTISHOT_MAX_RETRY receives after the
+        // first; otherwise wait until it is readable, as the kernel does.
+        if loops == MULTISHOT_MAX_RETRY || capped || (f & IORING_CQE_F_SOCK_NONEMPTY == 0 && inq_known) {
             return Issued::Again;
         }
+        loops += 1;
     }
 }
 
@@ -359,9 +364,10 @@ fn send_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
         return (net::SEND.issue)(ctx, req, mode);
     }
     let fd = r.file;
-    let (bgid, len, ud) = (r.sqe.buf_index, r.sqe.len, r.sqe.user_data);
+    let (bgid, ud) = (r.sqe.buf_index, r.sqe.user_data);
     let bundle = r.sqe.ioprio & IORING_RECVSEND_BUNDLE != 0;
     loop {
+        let len = r.sqe.len;
         let d = net::data(r);
         if d.flags & IORING_RECVSEND_POLL_FIRST != 0 && !d.polled {
             d.polled = true;
@@ -386,8 +392,7 @@ fn send_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
         let mut iov: alloc::vec::Vec<libc::iovec> = b.iov.clone();
         skip(&mut iov, done);
         let ret = net::send_once(fd, iov.as_mut_ptr(), iov.len(), d);
-        let b = d.buf.send.as_ref().map_or(0, |b| b.bid);
-        let empty = d.buf.send.as_ref().is_some_and(|b| b.empty);
+        let (b, empty, more) = d.buf.send.as_ref().map_or((0, false, false), |b| (b.bid, b.empty, b.more));
         if ret == -(libc::EAGAIN as isize) && !net::nowait(d) {
             return Issued::Again;
         }
@@ -400,13 +405,18 @@ fn send_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
         let res = if ret >= 0 { (done + ret as usize) as i32 } else if done > 0 { done as i32 } else { ret as i32 };
         d.buf.send = None;
         d.done = 0;
-        let f = IORING_CQE_F_BUFFER | (b as u32) << IORING_CQE_BUFFER_SHIFT;
+        let mut f = IORING_CQE_F_BUFFER | (b as u32) << IORING_CQE_BUFFER_SHIFT;
+        if more {
+            f |= IORING_CQE_F_BUF_MORE;
+        }
         if ret < 0 || short {
             r.flags |= rf::FAIL;
         }
         if !bundle || res <= 0 || short || empty || !ctx.try_post_more(Cqe::new(ud, res, f | IORING_CQE_F_MORE), mode) {
             return Issued::Done(res, f);
         }
+        // The SQE's length bounds the first part only, as in the kernel.
+        r.sqe.len = 0;
     }
 }
 
