@@ -46,6 +46,13 @@ pub(crate) struct Readiness {
     sleeping: AtomicBool,
     /// CLOCK_MONOTONIC of the last fetch of events.
     fetched: AtomicU64,
+    /// A submission is under way: requests it arms are covered only when
+    /// it ends, as the kernel runs no task work before the submitting
+    /// call returns. (Arms made meanwhile by other threads wait too, a
+    /// few microseconds.)
+    submitting: AtomicBool,
+    /// A cover was left to the end of the submission.
+    cover_due: AtomicBool,
     state: Mutex<State>,
 }
 
@@ -75,6 +82,8 @@ impl Readiness {
             wakefd: AtomicI32::new(-1),
             sleeping: AtomicBool::new(false),
             fetched: AtomicU64::new(0),
+            submitting: AtomicBool::new(false),
+            cover_due: AtomicBool::new(false),
             state: Mutex::new(State { serving: false, covered: false, lazy: false, armed: 0, graves: Vec::new(), reactor: -1 }),
         }
     }
@@ -153,6 +162,34 @@ impl Readiness {
             // SAFETY: buried while we served; our batches are all run.
             unsafe { req::free_buried(g) };
         }
+    }
+
+    /// A submission starts (see `submitting`).
+    #[inline]
+    pub(crate) fn begin_submit(&self) {
+        self.submitting.store(true, Ordering::SeqCst);
+    }
+
+    /// A submission ended: arms the cover it put off.
+    #[inline]
+    pub(crate) fn end_submit(&self, ctx: &Ctx) {
+        self.submitting.store(false, Ordering::SeqCst);
+        if self.cover_due.load(Ordering::SeqCst) && self.cover_due.swap(false, Ordering::SeqCst) {
+            self.cover(ctx, &mut self.state.lock());
+        }
+    }
+
+    /// Arms the cover after an arm, or leaves it to the submission under
+    /// way. Both sides store, then look at the other's flag (SeqCst), so
+    /// one of them covers.
+    fn cover_after_arm(&self, ctx: &Ctx) {
+        if self.submitting.load(Ordering::SeqCst) {
+            self.cover_due.store(true, Ordering::SeqCst);
+            if self.submitting.load(Ordering::SeqCst) {
+                return;
+            }
+        }
+        self.cover(ctx, &mut self.state.lock());
     }
 
     /// The reactor's tick for a watched ring: arms a cover left to it.
@@ -320,7 +357,7 @@ pub(crate) fn arm(ctx: &Ctx, r: ReqPtr, events: u32) -> Result<(), i32> {
         return Err(ret);
     }
     // `r` may be running on a server already: only the set is touched.
-    rd.cover(ctx, &mut rd.state.lock());
+    rd.cover_after_arm(ctx);
     Ok(())
 }
 
@@ -369,6 +406,13 @@ pub(crate) fn reactor_event(ctx: &Ctx) {
         if s.serving {
             return;
         }
+        // Nothing runs while a submission is under way; its end covers
+        // the set again (the same handshake as `cover_after_arm`).
+        rd.cover_due.store(true, Ordering::SeqCst);
+        if rd.submitting.load(Ordering::SeqCst) {
+            return;
+        }
+        rd.cover_due.store(false, Ordering::SeqCst);
         s.serving = true;
     }
     while rd.serve(ctx, Some(0), None) == BATCH as i32 {}

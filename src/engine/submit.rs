@@ -77,6 +77,7 @@ pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
     let mut chain: Option<Chain> = None;
     let mut batch = Batch::new();
     let mut done = 0;
+    ctx.ready.begin_submit();
     while done < n {
         let pos = head.wrapping_add(done);
         let p = sq.at(pos);
@@ -128,6 +129,7 @@ pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
     // Release: our reads of the consumed SQEs happen before the
     // application may reuse the slots.
     ctx.word(off::SQ_HEAD).store(st.sq_head, Ordering::Release);
+    ctx.ready.end_submit(ctx);
     done as i32
 }
 
