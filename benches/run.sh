@@ -334,7 +334,7 @@ echorow() { # metric label
 	awk -v e="$e" -v k="$k" -v p="$p" -v l="$2" 'BEGIN{
 		r = e / k; rp = e / p;
 		printf "| %s | %.0f | %.0f | epoll loop: %.0f | %.2f | >= 0.7x kernel: %s; >= 1.0x epoll (%.2fx): %s |\n", l, e, k, p, r,
-			r >= 0.7 ? "met" : "NOT met", rp, rp >= 1.0 ? "met" : "NOT met" }'
+			(r >= 0.7) ? "met" : "NOT met", rp, (rp >= 1.0) ? "met" : "NOT met" }'
 }
 echorow echo_c1 "loopback TCP echo, 1 connection, round trips/s"
 echorow echo_c64 "loopback TCP echo, 64 connections, round trips/s"
