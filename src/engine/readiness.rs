@@ -179,17 +179,22 @@ impl Readiness {
         }
     }
 
-    /// Arms the cover after an arm, or leaves it to the submission under
-    /// way. Both sides store, then look at the other's flag (SeqCst), so
-    /// one of them covers.
-    fn cover_after_arm(&self, ctx: &Ctx) {
-        if self.submitting.load(Ordering::SeqCst) {
-            self.cover_due.store(true, Ordering::SeqCst);
-            if self.submitting.load(Ordering::SeqCst) {
-                return;
-            }
+    /// Whether a submission under way takes over the cover (its end arms
+    /// it). Both sides store, then look at the other's flag (SeqCst), so
+    /// that one of them covers.
+    fn left_to_submission(&self) -> bool {
+        if !self.submitting.load(Ordering::SeqCst) {
+            return false;
         }
-        self.cover(ctx, &mut self.state.lock());
+        self.cover_due.store(true, Ordering::SeqCst);
+        self.submitting.load(Ordering::SeqCst)
+    }
+
+    /// Arms the cover after an arm, unless the submission under way will.
+    fn cover_after_arm(&self, ctx: &Ctx) {
+        if !self.left_to_submission() {
+            self.cover(ctx, &mut self.state.lock());
+        }
     }
 
     /// The reactor's tick for a watched ring: arms a cover left to it.
@@ -407,12 +412,10 @@ pub(crate) fn reactor_event(ctx: &Ctx) {
             return;
         }
         // Nothing runs while a submission is under way; its end covers
-        // the set again (the same handshake as `cover_after_arm`).
-        rd.cover_due.store(true, Ordering::SeqCst);
-        if rd.submitting.load(Ordering::SeqCst) {
+        // the set again.
+        if rd.left_to_submission() {
             return;
         }
-        rd.cover_due.store(false, Ordering::SeqCst);
         s.serving = true;
     }
     while rd.serve(ctx, Some(0), None) == BATCH as i32 {}
