@@ -71,6 +71,39 @@ struct conn {
 	uint64_t sent, got;
 };
 
+/* poll(2) over the set; <0 after saying why (an error, or a stall). */
+static int poll_progress(struct pollfd *p, unsigned n, unsigned left, const char *what)
+{
+	int r = poll(p, n, STALL_MS);
+
+	if (r < 0)
+		return -fail("poll");
+	if (r == 0) {
+		fprintf(stderr, "loopback-peer: no progress for %d ms, %u %s unfinished\n",
+			STALL_MS, left, what);
+		return -1;
+	}
+	return r;
+}
+
+/* Sends the next part of stream `id` (bytes from `byte`) without blocking. */
+static int send_more(struct conn *c, unsigned id, uint64_t bytes,
+		     unsigned char (*byte)(unsigned, uint64_t))
+{
+	unsigned char buf[16384];
+	size_t len = bytes - c->sent < sizeof(buf) ? bytes - c->sent : sizeof(buf);
+	ssize_t w;
+
+	for (size_t k = 0; k < len; k++)
+		buf[k] = byte(id, c->sent + k);
+	w = send(c->fd, buf, len, MSG_NOSIGNAL);
+	if (w < 0 && errno != EAGAIN)
+		return fail("send");
+	if (w > 0)
+		c->sent += (uint64_t)w;
+	return 0;
+}
+
 static int tcp(int port, unsigned nconn, uint64_t bytes)
 {
 	struct sockaddr_in a = target(port);
@@ -101,28 +134,12 @@ static int tcp(int port, unsigned nconn, uint64_t bytes)
 			p[i].events = POLLIN | (c[i].sent < bytes ? POLLOUT : 0);
 			p[i].revents = 0;
 		}
-		n = poll(p, nconn, STALL_MS);
+		n = poll_progress(p, nconn, left, "connections");
 		if (n < 0)
-			return fail("poll");
-		if (n == 0) {
-			fprintf(stderr, "loopback-peer: no progress for %d ms, %u connections unfinished\n",
-				STALL_MS, left);
 			return 1;
-		}
 		for (unsigned i = 0; i < nconn; i++) {
-			if (p[i].revents & POLLOUT) {
-				size_t len = bytes - c[i].sent < sizeof(buf) ?
-					     bytes - c[i].sent : sizeof(buf);
-				ssize_t w;
-
-				for (size_t k = 0; k < len; k++)
-					buf[k] = pattern(i, c[i].sent + k);
-				w = send(c[i].fd, buf, len, MSG_NOSIGNAL);
-				if (w < 0 && errno != EAGAIN)
-					return fail("send");
-				if (w > 0)
-					c[i].sent += (uint64_t)w;
-			}
+			if ((p[i].revents & POLLOUT) && send_more(&c[i], i, bytes, pattern))
+				return 1;
 			if (p[i].revents & (POLLIN | POLLHUP | POLLERR)) {
 				ssize_t r = recv(c[i].fd, buf, sizeof(buf), 0);
 
@@ -240,14 +257,9 @@ static int relay(int lport, int port, unsigned nconn, uint64_t bytes)
 					      c[nconn + i].fd : -1;
 			p[1 + nconn + i].events = POLLIN;
 		}
-		n = poll(p, total, STALL_MS);
+		n = poll_progress(p, total, left, "streams");
 		if (n < 0)
-			return fail("poll");
-		if (n == 0) {
-			fprintf(stderr, "loopback-peer: no progress for %d ms, %u streams unfinished\n",
-				STALL_MS, left);
 			return 1;
-		}
 		if (p[0].revents & POLLIN) {
 			int fd = accept(lfd, NULL, NULL);
 
@@ -258,18 +270,8 @@ static int relay(int lport, int port, unsigned nconn, uint64_t bytes)
 		for (unsigned i = 0; i < nconn; i++) {
 			struct conn *s = &c[i], *r = &c[nconn + i];
 
-			if (p[1 + i].revents & POLLOUT) {
-				size_t len = bytes - s->sent < sizeof(buf) ? bytes - s->sent : sizeof(buf);
-				ssize_t w;
-
-				for (size_t k = 0; k < len; k++)
-					buf[k] = relay_byte(i, s->sent + k);
-				w = send(s->fd, buf, len, MSG_NOSIGNAL);
-				if (w < 0 && errno != EAGAIN)
-					return fail("send");
-				if (w > 0)
-					s->sent += (uint64_t)w;
-			}
+			if ((p[1 + i].revents & POLLOUT) && send_more(s, i, bytes, relay_byte))
+				return 1;
 			if (p[1 + nconn + i].revents & (POLLIN | POLLHUP | POLLERR)) {
 				ssize_t got = recv(r->fd, buf, sizeof(buf), MSG_DONTWAIT);
 
