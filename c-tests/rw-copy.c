@@ -7,6 +7,10 @@
  * iovecs of unequal sizes; reads and writes carry explicit file offsets.
  * Short reads and writes are resubmitted for the remainder. A second pass
  * copies in reverse chunk order to check offsets really are honoured.
+ * The iovec arrays are read at submission (IORING_FEAT_SUBMIT_STABLE): a
+ * writev and a readv whose arrays are overwritten right after the submit
+ * still move the bytes they first described, and so does a writev whose
+ * fd is closed right after the submit.
  */
 #include <liburing.h>
 #include <sys/stat.h>
@@ -169,6 +173,53 @@ static void verify(int fd, const unsigned char *want, size_t size)
 	free(got);
 }
 
+/* One vectored op whose iovec array is clobbered as soon as it is submitted. */
+static int submit_then_clobber(struct io_uring *ring, int write, int fd,
+			       void *a, void *b, int close_fd)
+{
+	struct iovec iov[2] = { { a, 100 }, { b, 28 } };
+	static char junk[128];
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	struct io_uring_cqe *cqe;
+	int res;
+
+	if (write)
+		io_uring_prep_writev(sqe, fd, iov, 2, 0);
+	else
+		io_uring_prep_readv(sqe, fd, iov, 2, 0);
+	CHECK_EQ(io_uring_submit(ring), 1, "submit");
+	iov[0].iov_base = iov[1].iov_base = junk;
+	iov[0].iov_len = iov[1].iov_len = 1;
+	if (close_fd)
+		close(fd);
+	CHECK_EQ(io_uring_wait_cqe(ring, &cqe), 0, "wait");
+	res = cqe->res;
+	io_uring_cqe_seen(ring, cqe);
+	return res;
+}
+
+static void test_stable_iovecs(struct io_uring *ring, const unsigned char *data)
+{
+	char path[64];
+	unsigned char back[128];
+	int fd = tu_temp_file(path, sizeof(path)), fd2;
+
+	CHECK_EQ(submit_then_clobber(ring, 1, fd, (void *)data, (void *)(data + 100), 0),
+		 128, "writev with a clobbered iovec array");
+	CHECK_EQ(submit_then_clobber(ring, 0, fd, back, back + 100, 0), 128,
+		 "readv with a clobbered iovec array");
+	CHECK(!memcmp(back, data, 128), "bytes of the clobbered writev/readv");
+	fd2 = dup(fd);
+	CHECK(ftruncate(fd, 0) == 0, "ftruncate");
+	CHECK_EQ(submit_then_clobber(ring, 1, fd2, (void *)data, (void *)(data + 100), 1),
+		 128, "writev on a closed fd");
+	tu_pread_all(fd, back, 128, 0);
+	CHECK(!memcmp(back, data, 128), "bytes of the writev on a closed fd");
+	close(fd);
+	unlink(path);
+	tu_unregister_cleanup(path);
+}
+
 int main(int argc, char *argv[])
 {
 	char inpath[64], outpath[64];
@@ -221,6 +272,7 @@ int main(int argc, char *argv[])
 		io_uring_cqe_seen(&ring, cqe);
 	}
 
+	test_stable_iovecs(&ring, data);
 	io_uring_queue_exit(&ring);
 	close(infd);
 	close(outfd);

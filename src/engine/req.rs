@@ -535,7 +535,9 @@ fn issue_step(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Option<ReqPtr> {
             None
         }
         Issued::Blocking => {
-            io_wq::enqueue(ctx, req);
+            if detach(ctx, req, mode) {
+                io_wq::enqueue(ctx, req);
+            }
             None
         }
         Issued::Queued => None,
@@ -562,28 +564,41 @@ fn resolve_file(ctx: &Ctx, r: &mut Req, def: &opdef::OpDef) -> Result<(), i32> {
     Ok(())
 }
 
-/// Sends a request that would block to where it can wait: the reactor for
-/// pollable files, otherwise the worker pool.
-fn punt(ctx: &Ctx, req: ReqPtr, mode: Mode) {
+/// Readies a request to run after the submitting call returns: copies
+/// what the kernel reads at submission (iovecs, say) and takes its own
+/// reference to the file, as the application may reuse the one and close
+/// the other meanwhile. False if that failed (the request is completed).
+fn detach(ctx: &Ctx, req: ReqPtr, mode: Mode) -> bool {
     // SAFETY: the caller owns the request.
     let r = unsafe { req.get() };
-    let def = opdef::get(r.sqe.opcode);
     if mode == Mode::Inline && r.flags & rf::STABLE == 0 {
         r.flags |= rf::STABLE;
-        if let Err(e) = (def.stabilize)(r) {
-            return complete(ctx, req, e, 0, mode);
+        if let Err(e) = (opdef::get(r.sqe.opcode).stabilize)(r) {
+            complete(ctx, req, e, 0, mode);
+            return false;
         }
     }
     if r.file >= 0 && r.flags & rf::OWN_FILE == 0 {
-        // The request keeps its file alive, as the kernel's file reference
-        // does: the application may close its fd meanwhile.
         let d = os::dup(r.file);
         if d < 0 {
-            return complete(ctx, req, d, 0, mode);
+            complete(ctx, req, d, 0, mode);
+            return false;
         }
         r.file = d;
         r.flags |= rf::OWN_FILE;
     }
+    true
+}
+
+/// Sends a request that would block to where it can wait: the reactor for
+/// pollable files, otherwise the worker pool.
+fn punt(ctx: &Ctx, req: ReqPtr, mode: Mode) {
+    if !detach(ctx, req, mode) {
+        return;
+    }
+    // SAFETY: the caller owns the request.
+    let r = unsafe { req.get() };
+    let def = opdef::get(r.sqe.opcode);
     let mask = (def.poll_mask)(r);
     if mask != 0 && r.file >= 0 {
         match super::readiness::arm_io(ctx, req, mask) {
