@@ -5,8 +5,10 @@
  *    armed timeout, a queued worker op) leak no fd, thread or mapping;
  *  - the worker cap (IORING_REGISTER_IOWQ_MAX_WORKERS) holds, a queued
  *    request cancels with -ECANCELED and a running one answers -EALREADY;
- *  - in a forked child every call on an inherited ring fails with -EBADFD
- *    and none hangs, while the child's own rings work;
+ *  - a forked child takes an inherited ring over: its NOP completes there,
+ *    its teardown leaves the parent's armed poll alone, and its own rings
+ *    work; an inherited SQPOLL ring, whose SQ thread stays with the
+ *    parent, answers -EBADFD to every call and none hangs;
  *  - waits honour a signal mask (-EINTR), a minimum wait and a timeout;
  *  - an idle ring leaves every engine thread asleep.
  */
@@ -193,13 +195,14 @@ static void test_workers(void)
 
 static void test_fork(void)
 {
-	struct io_uring ring;
+	struct io_uring ring, sqp;
 	struct io_uring_cqe *cqe;
 	int st, p[2];
 	pid_t pid;
 
 	CHECK(pipe(p) == 0, "pipe");
 	user_ring(&ring, 8, 0);
+	user_ring(&sqp, 8, IORING_SETUP_SQPOLL);
 	io_uring_prep_poll_add(sqe_of(&ring, 1), p[0], POLLIN);
 	CHECK_EQ(io_uring_submit(&ring), 1, "armed poll");
 	pid = fork();
@@ -209,12 +212,20 @@ static void test_fork(void)
 		unsigned vals[2] = { 0, 0 };
 
 		alarm(10);
-		CHECK_EQ(liburing_rs_ring_engine(&ring), -EBADFD, "engine of an inherited ring");
-		CHECK_EQ(io_uring_submit_and_wait(&ring, 1), -EBADFD, "wait on an inherited ring");
-		CHECK_EQ(io_uring_get_events(&ring), -EBADFD, "get_events on an inherited ring");
-		CHECK_EQ(io_uring_register_iowq_max_workers(&ring, vals), -EBADFD,
-			 "register on an inherited ring");
+		CHECK_EQ(liburing_rs_ring_engine(&ring), LIBURING_RS_ENGINE_USER, "engine of an inherited ring");
+		io_uring_prep_nop(sqe_of(&ring, 2));
+		CHECK_EQ(io_uring_submit_and_wait(&ring, 1), 1, "NOP on an inherited ring");
+		CHECK_EQ(io_uring_peek_cqe(&ring, &cqe), 0, "inherited ring's CQE");
+		CHECK(cqe->user_data == 2 && cqe->res == 0, "child's NOP");
+		io_uring_cqe_seen(&ring, cqe);
 		io_uring_queue_exit(&ring);
+
+		CHECK_EQ(liburing_rs_ring_engine(&sqp), -EBADFD, "engine of an inherited SQPOLL ring");
+		CHECK_EQ(io_uring_submit_and_wait(&sqp, 1), -EBADFD, "wait on an inherited SQPOLL ring");
+		CHECK_EQ(io_uring_get_events(&sqp), -EBADFD, "get_events on an inherited SQPOLL ring");
+		CHECK_EQ(io_uring_register_iowq_max_workers(&sqp, vals), -EBADFD,
+			 "register on an inherited SQPOLL ring");
+		io_uring_queue_exit(&sqp);
 		/* The child's own rings work, workers and reactor included. */
 		user_ring(&mine, 8, 0);
 		struct io_uring_sqe *sqe = sqe_of(&mine, 5);
@@ -236,6 +247,7 @@ static void test_fork(void)
 	CHECK(cqe->user_data == 1 && (cqe->res & POLLIN), "parent poll");
 	io_uring_cqe_seen(&ring, cqe);
 	io_uring_queue_exit(&ring);
+	io_uring_queue_exit(&sqp);
 	close(p[0]);
 	close(p[1]);
 }

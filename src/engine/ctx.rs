@@ -8,7 +8,7 @@
 //! on what the engine publishes).
 
 use alloc::collections::{BTreeSet, VecDeque};
-use core::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 use super::os;
 use super::req::{ArmedList, Fifo, Mode};
@@ -33,6 +33,14 @@ pub(crate) mod off {
     pub const SQ_FLAGS: usize = 36;
     pub const CQ_FLAGS: usize = 40;
     pub const CQ_OVERFLOW: usize = 44;
+    /// Words in the padding before the CQEs, for rings shared with other
+    /// processes through fork(): the CQ posting lock, the wake sequence,
+    /// how many threads (of any process) sleep on it, and how many forked
+    /// children have used the ring.
+    pub const X_LOCK: usize = 48;
+    pub const X_SEQ: usize = 52;
+    pub const X_WAITERS: usize = 56;
+    pub const X_PEERS: usize = 60;
     pub const CQES: usize = 64;
 }
 
@@ -106,8 +114,15 @@ pub(crate) struct Ctx {
     pub fd: i32,
     /// IORING_SETUP_* flags the ring was created with.
     pub flags: u32,
-    /// `table::FORK_GEN` when created: rings belong to one process.
-    pub fork_gen: u32,
+    /// The `table::FORK_GEN` the ring belongs to: set at creation, and again
+    /// in a forked child that takes the ring over (see `fork.rs`).
+    pub fork_gen: AtomicU32,
+    /// The ring went through fork(): another process may post to its CQ
+    /// and wait on it, so posting takes `off::X_LOCK` and wake-ups go
+    /// through `off::X_SEQ` and the ring fd too.
+    pub forked: AtomicBool,
+    /// `fork::CHILD` or `fork::JOINED` in a child that took the ring over.
+    pub fork_child: AtomicU8,
     /// The ring's index in the registry.
     pub handle: AtomicU32,
     pub mem: Memory,
@@ -190,6 +205,15 @@ impl Inner {
     }
 }
 
+impl Inner {
+    /// In a forked child: the parent's requests and held-back CQEs stay
+    /// the parent's (their memory here is a copy nobody will free).
+    pub(crate) fn reset_after_fork(&mut self, ctx: &Ctx) {
+        core::mem::forget(core::mem::replace(self, Inner::new()));
+        self.cq_tail = ctx.word(off::CQ_TAIL).load(Ordering::Acquire);
+    }
+}
+
 impl Ctx {
     /// A shared ring word.
     #[inline(always)]
@@ -245,6 +269,21 @@ impl Ctx {
                 core::ptr::write_volatile(extra.add(1), c.big[1]);
             }
         }
+    }
+
+    /// Locks the completion side to write the CQ. On a forked ring this
+    /// also takes the cross-process lock and catches up with CQEs another
+    /// process posted (every writer publishes before letting go).
+    #[inline]
+    pub(crate) fn lock_cq(&self) -> CqGuard<'_> {
+        let mut g = self.inner.lock();
+        let x = self.forked.load(Ordering::Relaxed).then(|| {
+            let w = self.word(off::X_LOCK);
+            super::lock::lock_shared(w);
+            g.cq_tail = self.word(off::CQ_TAIL).load(Ordering::Acquire);
+            w
+        });
+        CqGuard { g, x }
     }
 
     /// Whether `c` fits in the CQ now: the slots it takes (two for a big
@@ -347,7 +386,7 @@ impl Ctx {
             return;
         }
         let n = {
-            let mut inner = self.inner.lock();
+            let mut inner = self.lock_cq();
             if inner.overflow.is_empty() {
                 return;
             }
@@ -375,7 +414,7 @@ impl Ctx {
     /// and writes use it.
     #[inline(always)]
     pub(crate) fn post_words(&self, max: u32, mut fill: impl FnMut(*mut u64, u32) -> u32) -> u32 {
-        let mut inner = self.inner.lock();
+        let mut inner = self.lock_cq();
         let plain = self.flags & IORING_SETUP_CQE32 == 0 && inner.overflow.is_empty() && inner.seq_timeouts.is_empty();
         let room = if plain {
             self.cq_entries - inner.cq_tail.wrapping_sub(self.word(off::CQ_HEAD).load(Ordering::Acquire))
@@ -428,7 +467,7 @@ impl Ctx {
             return;
         }
         let n = {
-            let mut inner = self.inner.lock();
+            let mut inner = self.lock_cq();
             for c in cqes {
                 self.fill(&mut inner, c);
             }
@@ -445,7 +484,7 @@ impl Ctx {
     /// request rather than overflow one of its CQEs.
     pub(crate) fn try_post(&self, c: &Cqe, mode: Mode) -> bool {
         let n = {
-            let mut inner = self.inner.lock();
+            let mut inner = self.lock_cq();
             if !inner.overflow.is_empty() || !self.has_room(&inner, c) {
                 return false;
             }
@@ -480,6 +519,9 @@ impl Ctx {
     /// their futex sleep watches.
     fn wake_fenced(&self) {
         self.ready.kick();
+        if self.forked.load(Ordering::Relaxed) {
+            self.wake_other_processes();
+        }
         if self.cq_waiters.load(Ordering::Relaxed) != 0 {
             self.cq_seq.fetch_add(1, Ordering::SeqCst);
             futex_wake(&self.cq_seq, i32::MAX);
@@ -488,6 +530,24 @@ impl Ctx {
                     os::eventfd_signal(fd);
                 }
             }
+        }
+    }
+
+    /// Wakes threads of every process sleeping on a forked ring: the ones
+    /// on `off::X_SEQ`, and, once a child has used the ring, the servers of
+    /// readiness sets, whose sets hold the ring fd (see `Readiness::open`).
+    #[cold]
+    fn wake_other_processes(&self) {
+        self.word(off::X_SEQ).fetch_add(1, Ordering::SeqCst);
+        if self.word(off::X_WAITERS).load(Ordering::SeqCst) != 0 {
+            super::lock::futex_wake_shared(self.word(off::X_SEQ), i32::MAX);
+        }
+        if self.fork_child.load(Ordering::Relaxed) != super::fork::JOINED && self.word(off::X_PEERS).load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        os::eventfd_signal(self.fd);
+        if !self.fd_signalled.swap(true, Ordering::SeqCst) {
+            super::reactor::watch_ring(self);
         }
     }
 
@@ -522,5 +582,33 @@ impl Ctx {
             return true;
         }
         false
+    }
+}
+
+/// The completion side, locked for writing the CQ (see `Ctx::lock_cq`).
+pub(crate) struct CqGuard<'a> {
+    g: super::lock::Guard<'a, Inner>,
+    /// The cross-process lock word, held on a forked ring.
+    x: Option<&'a AtomicU32>,
+}
+
+impl core::ops::Deref for CqGuard<'_> {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.g
+    }
+}
+
+impl core::ops::DerefMut for CqGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Inner {
+        &mut self.g
+    }
+}
+
+impl Drop for CqGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(w) = self.x {
+            super::lock::unlock_shared(w);
+        }
     }
 }

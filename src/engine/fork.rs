@@ -1,33 +1,183 @@
-//! fork(): an engine ring belongs to the process that created it. In a
-//! child, every call on an inherited ring fails with -EBADFD (the child
-//! may still tear it down to close its copy of the fd), and the child's
-//! own rings start with fresh workers and reactor.
+//! fork(): a ring's memory is MAP_SHARED, so after a fork parent and child
+//! see the same SQ and CQ, as with a kernel ring. Each process runs the
+//! requests it submits itself, with its own threads and its own fds, and
+//! both post to the one CQ:
+//!
+//! - ahead of the fork, every ring is marked `forked`, and the locks the
+//!   child will use are held so that it inherits consistent state;
+//! - from then on CQ posting also takes a lock word in the ring memory,
+//!   and wake-ups reach sleepers of every process (`Ctx::lock_cq`,
+//!   `Ctx::wake_other_processes`);
+//! - the child takes each ring over with fresh process-local state: none
+//!   of the parent's requests, no reactor or workers until it needs them.
+//!
+//! Not taken over (every call fails with -EBADFD in the child, which may
+//! still close its copy of the fd): SQPOLL rings, whose SQ thread stays
+//! with the parent, and rings whose memory the child did not inherit
+//! (io_uring_ring_dontfork). Per-process after the fork: registered files and
+//! buffers, provided buffers, and CQEs held back in overflow.
 
 use core::sync::atomic::{AtomicBool, Ordering};
 
+use super::ctx::Ctx;
+use super::table;
+use crate::sys::IORING_SETUP_SINGLE_ISSUER;
+
 static INSTALLED: AtomicBool = AtomicBool::new(false);
+
+/// The locks held across fork(), in the engine's lock order: submission
+/// first, the completion side last.
+fn locks(ctx: &Ctx) -> [&dyn Held; 4] {
+    [&ctx.submit, &ctx.rsrc, &ctx.kbuf, &ctx.inner]
+}
+
+/// A lock held across fork().
+trait Held {
+    fn hold(&self);
+    /// # Safety
+    /// As `Mutex::unhold`.
+    unsafe fn unhold(&self);
+    /// # Safety
+    /// As `Mutex::reset_after_fork`.
+    unsafe fn reset(&self);
+}
+
+impl<T> Held for super::lock::Mutex<T> {
+    fn hold(&self) {
+        super::lock::Mutex::hold(self);
+    }
+    unsafe fn unhold(&self) {
+        // SAFETY: forwarded contract.
+        unsafe { super::lock::Mutex::unhold(self) };
+    }
+    unsafe fn reset(&self) {
+        // SAFETY: forwarded contract.
+        unsafe { self.reset_after_fork() };
+    }
+}
+
+extern "C" fn prepare() {
+    if !super::active() {
+        return;
+    }
+    table::hold_for_fork();
+    table::each_held(|ctx, _| {
+        // Posters read the flag under `inner`, which is taken below: any
+        // that read it unset are done by then.
+        ctx.forked.store(true, Ordering::SeqCst);
+        ctx.ready.on_fork(ctx);
+        // Waiters asleep on the private futex move to the shared one.
+        ctx.wake_waiters();
+    });
+    // Lock by lock over all rings, so that no two rings' locks are ever
+    // taken against the order another thread takes them in.
+    for class in 0..4 {
+        table::each_held(|ctx, _| locks(ctx)[class].hold());
+    }
+}
+
+extern "C" fn parent() {
+    if !super::active() {
+        return;
+    }
+    table::each_held(|ctx, _| {
+        for l in locks(ctx).iter().rev() {
+            // SAFETY: `prepare` held them in this thread.
+            unsafe { l.unhold() };
+        }
+    });
+    // SAFETY: `prepare` held the registry in this thread.
+    unsafe { table::unhold_after_fork() };
+}
 
 extern "C" fn child() {
     // SAFETY: we are the atfork child handler: the only thread.
     unsafe {
-        super::table::after_fork_child();
+        table::after_fork_child();
         super::io_wq::after_fork_child();
         super::reactor::after_fork_child();
         super::waiter::after_fork_child();
         super::futex::after_fork_child();
     }
+    table::each_held(|ctx, registered| {
+        for l in locks(ctx) {
+            // SAFETY: as above.
+            unsafe { l.reset() };
+        }
+        if registered && ctx.sqd.is_none() && inherited_memory(ctx) {
+            // SAFETY: as above.
+            unsafe { take_over(ctx) };
+        }
+    });
+    table::forget_fork_hold();
 }
 
-/// Registers the fork handler, once per process.
-pub(crate) fn install() {
-    if !INSTALLED.swap(true, Ordering::AcqRel) {
-        // SAFETY: the handler is a plain extern fn that lives as long as
-        // the library.
-        unsafe { libc::pthread_atfork(None, None, Some(child)) };
+/// Whether the ring's memory came along (io_uring_ring_dontfork keeps it
+/// from the child).
+fn inherited_memory(ctx: &Ctx) -> bool {
+    let mapped = |p: *const u8| {
+        let page = p as usize & !(crate::ring::page_size() - 1);
+        let mut v = 0u8;
+        // SAFETY: mincore only reports on the range; ENOMEM if unmapped.
+        unsafe { libc::mincore(page as *mut libc::c_void, 1, &mut v) == 0 }
+    };
+    mapped(ctx.mem.rings) && mapped(ctx.mem.sqes as *const u8)
+}
+
+/// Makes an inherited ring this process's own.
+///
+/// # Safety
+/// Only from the atfork child handler, with the ring's locks reset.
+unsafe fn take_over(ctx: &Ctx) {
+    ctx.inner.lock().reset_after_fork(ctx);
+    // SAFETY: forwarded contract.
+    unsafe {
+        ctx.sig_waiters.reset_after_fork();
+        ctx.wait_region.reset_after_fork();
+        ctx.napi.reset_after_fork();
+        ctx.ready.after_fork_child();
+    }
+    core::mem::forget(core::mem::take(&mut *ctx.sig_waiters.lock()));
+    ctx.users.store(0, Ordering::Relaxed);
+    ctx.cq_waiters.store(0, Ordering::Relaxed);
+    ctx.nr_sig_waiters.store(0, Ordering::Relaxed);
+    for f in [&ctx.overflow_held, &ctx.tw_pending, &ctx.deferred_pending, &ctx.fired_pending, &ctx.fd_signalled] {
+        f.store(false, Ordering::Relaxed);
+    }
+    // The child is another task: a SINGLE_ISSUER ring refuses it, as the
+    // kernel's does (-EEXIST), unless nobody has claimed the ring yet.
+    if ctx.flags & IORING_SETUP_SINGLE_ISSUER != 0 && ctx.submitter.load(Ordering::Relaxed) != 0 {
+        ctx.submitter.store(u64::MAX, Ordering::Relaxed);
+    }
+    ctx.fork_child.store(CHILD, Ordering::Relaxed);
+    ctx.fork_gen.store(table::FORK_GEN.load(Ordering::Relaxed), Ordering::Relaxed);
+}
+
+/// `Ctx::fork_child`: the ring was taken over in a forked child, which
+/// has not used it yet, or has.
+pub(crate) const CHILD: u8 = 1;
+pub(crate) const JOINED: u8 = 2;
+
+/// A child's first call on a ring it took over: from now on the other
+/// processes signal the ring fd for it too (see `off::X_PEERS`). A child
+/// that only execs costs its parent nothing.
+#[inline]
+pub(crate) fn join(ctx: &Ctx) {
+    if ctx.fork_child.load(Ordering::Relaxed) == CHILD && ctx.fork_child.swap(JOINED, Ordering::SeqCst) == CHILD {
+        ctx.word(super::ctx::off::X_PEERS).fetch_add(1, Ordering::SeqCst);
     }
 }
 
-/// Whether a ring created under `gen` belongs to this process.
-pub(crate) fn ours(gen: u32) -> bool {
-    gen == super::table::FORK_GEN.load(Ordering::Relaxed)
+/// Registers the fork handlers, once per process.
+pub(crate) fn install() {
+    if !INSTALLED.swap(true, Ordering::AcqRel) {
+        // SAFETY: the handlers are plain extern fns that live as long as
+        // the library.
+        unsafe { libc::pthread_atfork(Some(prepare), Some(parent), Some(child)) };
+    }
+}
+
+/// Whether `ctx` belongs to this process.
+pub(crate) fn ours(ctx: &Ctx) -> bool {
+    ctx.fork_gen.load(Ordering::Relaxed) == table::FORK_GEN.load(Ordering::Relaxed)
 }

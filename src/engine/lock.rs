@@ -8,6 +8,15 @@ use core::sync::atomic::{AtomicU32, Ordering};
 /// CLOCK_MONOTONIC `deadline_ns` (if any). Returns 0, `-ETIMEDOUT`,
 /// `-EINTR` or `-EAGAIN` (the word had already changed).
 pub(crate) fn futex_wait(word: &AtomicU32, expected: u32, deadline_ns: Option<u64>) -> i32 {
+    futex_wait_op(word, expected, deadline_ns, libc::FUTEX_PRIVATE_FLAG)
+}
+
+/// `futex_wait` on a word in memory shared with other processes.
+pub(crate) fn futex_wait_shared(word: &AtomicU32, expected: u32, deadline_ns: Option<u64>) -> i32 {
+    futex_wait_op(word, expected, deadline_ns, 0)
+}
+
+fn futex_wait_op(word: &AtomicU32, expected: u32, deadline_ns: Option<u64>, private: i32) -> i32 {
     let ts = deadline_ns.map(super::os::ns_to_timespec);
     let tsp = ts.as_ref().map_or(core::ptr::null(), |t| t as *const libc::timespec);
     // SAFETY: the futex word is a live AtomicU32; FUTEX_WAIT_BITSET reads
@@ -16,7 +25,7 @@ pub(crate) fn futex_wait(word: &AtomicU32, expected: u32, deadline_ns: Option<u6
         libc::syscall(
             libc::SYS_futex,
             word.as_ptr(),
-            libc::FUTEX_WAIT_BITSET | libc::FUTEX_PRIVATE_FLAG,
+            libc::FUTEX_WAIT_BITSET | private,
             expected,
             tsp,
             core::ptr::null::<u32>(),
@@ -34,6 +43,30 @@ pub(crate) fn futex_wait(word: &AtomicU32, expected: u32, deadline_ns: Option<u6
 pub(crate) fn futex_wake(word: &AtomicU32, n: i32) {
     // SAFETY: FUTEX_WAKE only uses the address as a key.
     unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, n) };
+}
+
+/// `futex_wake` of sleepers in any process sharing `word`'s memory.
+pub(crate) fn futex_wake_shared(word: &AtomicU32, n: i32) {
+    // SAFETY: as above.
+    unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, n) };
+}
+
+/// Takes a lock word (0 free, 1 held, 2 held with sleepers) that lives in
+/// memory shared between processes.
+pub(crate) fn lock_shared(w: &AtomicU32) {
+    if w.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+        return;
+    }
+    while w.swap(2, Ordering::Acquire) != 0 {
+        futex_wait_shared(w, 2, None);
+    }
+}
+
+/// Drops a lock taken with `lock_shared`.
+pub(crate) fn unlock_shared(w: &AtomicU32) {
+    if w.swap(0, Ordering::Release) == 2 {
+        futex_wake_shared(w, 1);
+    }
 }
 
 /// A mutual-exclusion lock on a futex word: 0 free, 1 held, 2 held with
@@ -74,6 +107,20 @@ impl<T> Mutex<T> {
         while self.state.swap(2, Ordering::Acquire) != 0 {
             futex_wait(&self.state, 2, None);
         }
+    }
+
+    /// Takes the lock with no guard, to keep it across fork() (see
+    /// `fork.rs`); `unhold` gives it back.
+    pub(crate) fn hold(&self) {
+        core::mem::forget(self.lock());
+    }
+
+    /// Gives back a lock taken with `hold`.
+    ///
+    /// # Safety
+    /// The calling thread took it with `hold` and has not given it back.
+    pub(crate) unsafe fn unhold(&self) {
+        drop(Guard { m: self });
     }
 
     /// Forgets a lock state inherited through fork() from a thread that no

@@ -143,7 +143,7 @@ pub unsafe fn io_uring_setup(entries: u32, p: *mut io_uring_params) -> i32 {
 pub unsafe fn mmap(addr: *mut c_void, len: usize, prot: i32, flags: i32, fd: i32, off: i64) -> Result<*mut c_void, i32> {
     if active() {
         if let Some(r) = table::lookup(fd) {
-            if !fork::ours(r.ctx().fork_gen) {
+            if !fork::ours(r.ctx()) {
                 return Err(-libc::EBADFD);
             }
             return r.ctx().map_for_app(off as u64, len);
@@ -175,9 +175,10 @@ pub unsafe fn enter(fd: i32, to_submit: u32, min_complete: u32, flags: u32, arg:
         return unsafe { sys::kernel_enter(fd, to_submit, min_complete, flags, arg, argsz) };
     };
     let ctx = r.ctx();
-    if !fork::ours(ctx.fork_gen) {
+    if !fork::ours(ctx) {
         return -libc::EBADFD;
     }
+    fork::join(ctx);
     // SAFETY: forwarded contract.
     unsafe { wait::enter(ctx, to_submit, min_complete, flags, arg, argsz) }
 }
@@ -197,9 +198,10 @@ pub unsafe fn register(fd: i32, opcode: u32, arg: *const c_void, nr_args: u32) -
         // SAFETY: forwarded contract.
         return unsafe { sys::kernel_register(fd, opcode, arg, nr_args) };
     };
-    if !fork::ours(r.ctx().fork_gen) {
+    if !fork::ours(r.ctx()) {
         return -libc::EBADFD;
     }
+    fork::join(r.ctx());
     // SAFETY: forwarded contract.
     unsafe { register::register(&r, opcode & !IORING_REGISTER_USE_REGISTERED_RING, arg, nr_args) }
 }
@@ -222,7 +224,7 @@ pub fn close(fd: i32) -> i32 {
 pub fn ring_engine(fd: i32, registered: bool) -> i32 {
     let r = if registered { table::lookup_registered(fd as u32) } else { table::lookup(fd) };
     match r {
-        Some(r) if fork::ours(r.ctx().fork_gen) => ENGINE_USER,
+        Some(r) if fork::ours(r.ctx()) => ENGINE_USER,
         Some(_) => -libc::EBADFD,
         None if fd < 0 => -libc::EBADF,
         None => {

@@ -33,7 +33,7 @@ fn issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
         return Issued::Done(if open { -libc::EBADFD } else { -libc::EBADF }, 0);
     };
     let t = target.ctx();
-    if !super::fork::ours(t.fork_gen) {
+    if !super::fork::ours(t) {
         return Issued::Done(-libc::EBADFD, 0);
     }
     let s = &r.sqe;
@@ -105,7 +105,7 @@ pub(crate) fn sync_msg(arg: *const core::ffi::c_void, nr: u32) -> i32 {
         return -libc::EINVAL;
     }
     match table::lookup(sqe.fd) {
-        Some(t) if super::fork::ours(t.ctx().fork_gen) => send_data(t.ctx(), &sqe, Mode::Inline),
+        Some(t) if super::fork::ours(t.ctx()) => send_data(t.ctx(), &sqe, Mode::Inline),
         Some(_) => -libc::EBADFD,
         // SAFETY: F_GETFD only inspects the descriptor table.
         None if unsafe { libc::fcntl(sqe.fd, libc::F_GETFD) } < 0 => -libc::EBADF,

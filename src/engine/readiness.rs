@@ -26,8 +26,8 @@ use super::lock::Mutex;
 use super::req::{self, rf, st, Mode, ReqPtr};
 use super::{os, reactor};
 
-/// Epoll data of the set's wake eventfd (requests are 8-byte aligned
-/// addresses, so never 1).
+/// Epoll data of the set's wake eventfd, and of the ring fd on a forked
+/// ring (requests are 8-byte aligned addresses, so never 1).
 const TAG_WAKE: u64 = 1;
 const BATCH: usize = 32;
 /// A server that lets go without having fetched events for this long
@@ -101,6 +101,7 @@ impl Readiness {
         }
         let wake = os::eventfd();
         let r = if wake < 0 { wake } else { ctl(epfd, libc::EPOLL_CTL_ADD, wake, (libc::EPOLLIN | libc::EPOLLET) as u32, TAG_WAKE) };
+        let r = if r < 0 || !ctx.forked.load(Ordering::SeqCst) { r } else { watch_ring_fd(epfd, ctx) };
         let r = if r < 0 { Err(r) } else { reactor::add_set(epfd, ctx.handle.load(Ordering::Relaxed)) };
         match r {
             Ok(reactor_epfd) => {
@@ -248,6 +249,34 @@ impl Readiness {
         n
     }
 
+    /// The ring just became forked: a sleeping server must now also wake
+    /// for other processes' CQEs, which signal the ring fd.
+    pub(crate) fn on_fork(&self, ctx: &Ctx) {
+        let _s = self.state.lock();
+        let epfd = self.epfd.load(Ordering::Relaxed);
+        if epfd >= 0 {
+            watch_ring_fd(epfd, ctx);
+        }
+    }
+
+    /// In a forked child: the set and its eventfd are the parent's (the
+    /// fds are copies), and so are the requests in it. Start afresh.
+    ///
+    /// # Safety
+    /// Only from the atfork child handler.
+    pub(crate) unsafe fn after_fork_child(&self) {
+        // SAFETY: forwarded contract.
+        unsafe { self.state.reset_after_fork() };
+        let mut s = self.state.lock();
+        core::mem::forget(core::mem::take(&mut s.graves));
+        *s = State { serving: false, covered: false, lazy: false, armed: 0, graves: Vec::new(), reactor: -1 };
+        os::close(self.epfd.swap(-1, Ordering::Relaxed));
+        os::close(self.wakefd.swap(-1, Ordering::Relaxed));
+        self.sleeping.store(false, Ordering::Relaxed);
+        self.submitting.store(false, Ordering::Relaxed);
+        self.cover_due.store(false, Ordering::Relaxed);
+    }
+
     /// Closes the set (the ring is being freed).
     pub(crate) fn close(&self) {
         let epfd = self.epfd.swap(-1, Ordering::AcqRel);
@@ -260,6 +289,15 @@ impl Readiness {
             // SAFETY: nothing serves a ring being freed.
             unsafe { req::free_buried(g) };
         }
+    }
+}
+
+/// Puts a forked ring's fd in set `epfd`, edge-triggered: each post from
+/// any process signals it (see `Ctx::wake_other_processes`).
+fn watch_ring_fd(epfd: i32, ctx: &Ctx) -> i32 {
+    match ctl(epfd, libc::EPOLL_CTL_ADD, ctx.fd, (libc::EPOLLIN | libc::EPOLLET) as u32, TAG_WAKE) {
+        e if e == -libc::EEXIST => 0,
+        r => r,
     }
 }
 

@@ -1,7 +1,7 @@
 //! Creating and destroying engine rings.
 
 use alloc::boxed::Box;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 use super::ctx::{off, Ctx, Inner, Memory};
 use super::lock::Mutex;
@@ -215,7 +215,9 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
     let ctx = Box::new(Ctx {
         fd,
         flags: p.flags,
-        fork_gen: table::FORK_GEN.load(Ordering::Relaxed),
+        fork_gen: AtomicU32::new(table::FORK_GEN.load(Ordering::Relaxed)),
+        forked: AtomicBool::new(false),
+        fork_child: AtomicU8::new(0),
         handle: AtomicU32::new(0),
         mem,
         sq_entries: sq,
@@ -345,7 +347,7 @@ impl Ctx {
 /// cancelled, waits for the rest, and frees it before returning.
 pub(crate) fn shutdown(r: RingRef) {
     let ctx = r.ctx();
-    if ctx.fork_gen != table::FORK_GEN.load(Ordering::Relaxed) {
+    if !super::fork::ours(ctx) {
         // The parent's ring, in a child: its threads are not here and its
         // locks may be held. Give back this process's fd and mapping only.
         os::close(ctx.fd);

@@ -202,7 +202,7 @@ pub(crate) fn prepare(p: &io_uring_params) -> Result<Option<Arc<Sqd>>, i32> {
         let r = wq_ring(p.wq_fd as i32)?.ok_or(-libc::EINVAL)?;
         // The parent's ring in a forked child cannot be shared: like the
         // kernel across processes, the new ring gets its own thread.
-        if fork::ours(r.ctx().fork_gen) {
+        if fork::ours(r.ctx()) {
             let sqd = r.ctx().sqd.clone().ok_or(-libc::EINVAL)?;
             let mut s = sqd.state.lock();
             if s.stop {

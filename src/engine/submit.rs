@@ -57,6 +57,10 @@ impl Chain {
 /// Submits up to `nr` SQEs; returns how many were consumed.
 pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
     let mut st = ctx.submit.lock();
+    if ctx.forked.load(Ordering::Relaxed) {
+        // Another process may have consumed SQEs since.
+        st.sq_head = ctx.word(off::SQ_HEAD).load(Ordering::Acquire);
+    }
     let head = st.sq_head;
     let tail = ctx.word(off::SQ_TAIL).load(Ordering::Acquire);
     let n = nr.min(tail.wrapping_sub(head)).min(ctx.sq_entries);

@@ -7,7 +7,7 @@
 //! it is still non-zero, then checks that the map still points there; the
 //! ring itself is released once the last reference is gone.
 
-use core::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
 
 use super::ctx::Ctx;
 use super::lock::Mutex;
@@ -231,8 +231,56 @@ pub(crate) fn unregister_index(idx: u32) -> Result<(), i32> {
     Ok(())
 }
 
-/// In a forked child: every ring so far belongs to the parent, and the
-/// registry lock may have been held by a thread that did not come along.
+#[allow(clippy::declare_interior_mutable_const)]
+const NOT_HELD: AtomicBool = AtomicBool::new(false);
+/// Rings referenced across fork() by `hold_for_fork`.
+static FORK_HELD: [AtomicBool; MAX_RINGS] = [NOT_HELD; MAX_RINGS];
+
+/// Ahead of fork(): takes the registry (no ring is added or unregistered
+/// until `unhold_after_fork`) and a reference on every ring, so that none
+/// is freed across the fork.
+pub(crate) fn hold_for_fork() {
+    REGISTRY.hold();
+    for (idx, held) in FORK_HELD.iter().enumerate() {
+        if let Some(r) = get_idx(idx) {
+            core::mem::forget(r);
+            held.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Calls `f` on every ring `hold_for_fork` holds, with whether its fd
+/// still leads to it.
+pub(crate) fn each_held(mut f: impl FnMut(&Ctx, bool)) {
+    for (idx, held) in FORK_HELD.iter().enumerate() {
+        if !held.load(Ordering::Relaxed) {
+            continue;
+        }
+        // SAFETY: the reference taken by `hold_for_fork` keeps it alive.
+        let ctx = unsafe { &*HANDLES[idx].ctx.load(Ordering::Acquire) };
+        let registered = fd_slot(ctx.fd, false).is_some_and(|s| s.load(Ordering::Acquire) == idx as u32 + 1);
+        f(ctx, registered);
+    }
+}
+
+/// Ends `hold_for_fork` in the parent.
+///
+/// # Safety
+/// The calling thread called `hold_for_fork` and not this since.
+pub(crate) unsafe fn unhold_after_fork() {
+    for (idx, held) in FORK_HELD.iter().enumerate() {
+        if held.swap(false, Ordering::Relaxed) {
+            put(idx);
+        }
+    }
+    // SAFETY: forwarded contract.
+    unsafe { REGISTRY.unhold() };
+}
+
+/// In a forked child: a new generation of rings begins (rings the child
+/// does not take over stay in the old one), the registry lock is free, and
+/// only the fd map holds references (the parent's threads that held the
+/// others did not come along).
 ///
 /// # Safety
 /// Only from the pthread_atfork child handler.
@@ -240,4 +288,24 @@ pub(crate) unsafe fn after_fork_child() {
     FORK_GEN.fetch_add(1, Ordering::Relaxed);
     // SAFETY: forwarded contract.
     unsafe { REGISTRY.reset_after_fork() };
+    for (idx, h) in HANDLES.iter().enumerate() {
+        let p = h.ctx.load(Ordering::Relaxed);
+        if p.is_null() {
+            continue;
+        }
+        // SAFETY: nothing frees rings in the child before this returns.
+        let fd = unsafe { (*p).fd };
+        let registered = fd_slot(fd, false).is_some_and(|s| s.load(Ordering::Relaxed) == idx as u32 + 1);
+        // A ring the parent was tearing down stays allocated (its memory
+        // is the parent's copy) but unreachable.
+        h.refs.store(registered as u32, Ordering::Relaxed);
+    }
+}
+
+/// Ends `hold_for_fork` in the child: the references went with the reset
+/// above, the marks stay for `each_held` until the child handler is done.
+pub(crate) fn forget_fork_hold() {
+    for held in FORK_HELD.iter() {
+        held.store(false, Ordering::Relaxed);
+    }
 }

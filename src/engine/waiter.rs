@@ -9,9 +9,9 @@
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
-use super::ctx::Ctx;
+use super::ctx::{off, Ctx};
 use super::os;
-use super::lock::futex_wait;
+use super::lock::{futex_wait, futex_wait_shared};
 
 /// pthread key of the calling thread's wake eventfd (value: fd + 1).
 static KEY: AtomicU32 = AtomicU32::new(u32::MAX);
@@ -76,10 +76,16 @@ pub(crate) unsafe fn after_fork_child() {
     }
 }
 
+/// How long a signal-mask wait on a forked ring sleeps at most: posters
+/// in other processes cannot reach its eventfd.
+const FORKED_SIG_NAP_NS: u64 = 1_000_000;
+
 /// A thread registered as waiting on a ring.
 pub(crate) struct Waiter<'a> {
     ctx: &'a Ctx,
     sig: Option<(libc::sigset_t, i32)>,
+    /// Counted in the forked ring's `off::X_WAITERS`: sleeps on `off::X_SEQ`.
+    shared: bool,
     /// Serves the ring's readiness set (the caller claimed it): sleeps in
     /// its epoll_wait with `mask` as the signal mask.
     serving: Option<Option<libc::sigset_t>>,
@@ -88,7 +94,7 @@ pub(crate) struct Waiter<'a> {
 impl<'a> Waiter<'a> {
     pub(crate) fn new(ctx: &'a Ctx, sig: Option<&libc::sigset_t>, serving: bool) -> Waiter<'a> {
         if serving {
-            return Waiter { ctx, sig: None, serving: Some(sig.copied()) };
+            return Waiter { ctx, sig: None, shared: false, serving: Some(sig.copied()) };
         }
         ctx.cq_waiters.fetch_add(1, Ordering::SeqCst);
         // Pairs with the fence in `Ctx::wake_waiters`: the count is
@@ -100,7 +106,7 @@ impl<'a> Waiter<'a> {
             ctx.nr_sig_waiters.fetch_add(1, Ordering::SeqCst);
             Some((*s, fd))
         });
-        Waiter { ctx, sig, serving: None }
+        Waiter { ctx, sig, shared: false, serving: None }
     }
 
     /// Becomes the server of the ring's readiness set if it has one and
@@ -127,16 +133,33 @@ impl<'a> Waiter<'a> {
             self.ctx.nr_sig_waiters.fetch_sub(1, Ordering::SeqCst);
         }
         self.ctx.cq_waiters.fetch_sub(1, Ordering::SeqCst);
+        if self.shared {
+            self.shared = false;
+            self.ctx.word(off::X_WAITERS).fetch_sub(1, Ordering::SeqCst);
+        }
     }
 
     /// Called before each look at the ring: returns the `cq_seq` to pass
     /// to `sleep`. A server announces itself first, so that whatever
     /// changes the ring after its look signals it.
-    pub(crate) fn prepare(&self) -> u32 {
+    pub(crate) fn prepare(&mut self) -> u32 {
         if self.serving.is_some() {
             self.ctx.ready.announce();
+        } else if !self.shared && self.ctx.forked.load(Ordering::SeqCst) {
+            // Pairs with the fence in `Ctx::wake_waiters`, in any process.
+            self.ctx.word(off::X_WAITERS).fetch_add(1, Ordering::SeqCst);
+            core::sync::atomic::fence(Ordering::SeqCst);
+            self.shared = true;
         }
-        self.ctx.cq_seq.load(Ordering::SeqCst)
+        self.seq_word().load(Ordering::SeqCst)
+    }
+
+    fn seq_word(&self) -> &AtomicU32 {
+        if self.shared {
+            self.ctx.word(off::X_SEQ)
+        } else {
+            &self.ctx.cq_seq
+        }
     }
 
     /// Sleeps until the ring's `cq_seq` moves past `seq`, the absolute
@@ -148,16 +171,26 @@ impl<'a> Waiter<'a> {
         }
         match &self.sig {
             None => {
-                if futex_wait(&self.ctx.cq_seq, seq, until) == -libc::EINTR {
+                let r = if self.shared {
+                    futex_wait_shared(self.seq_word(), seq, until)
+                } else {
+                    futex_wait(&self.ctx.cq_seq, seq, until)
+                };
+                if r == -libc::EINTR {
                     -libc::EINTR
                 } else {
                     0
                 }
             }
             Some((set, fd)) => {
-                if self.ctx.cq_seq.load(Ordering::SeqCst) != seq {
+                if self.seq_word().load(Ordering::SeqCst) != seq {
                     return 0;
                 }
+                let nap = self.shared.then(|| os::now_ns() + FORKED_SIG_NAP_NS);
+                let until = match (until, nap) {
+                    (Some(u), Some(n)) => Some(u.min(n)),
+                    (u, n) => u.or(n),
+                };
                 let mut pfd = libc::pollfd { fd: *fd, events: libc::POLLIN, revents: 0 };
                 let ts = until.map(|u| os::ns_to_timespec(u.saturating_sub(os::now_ns())));
                 let tsp = ts.as_ref().map_or(core::ptr::null(), |t| t as *const libc::timespec);
