@@ -7,8 +7,10 @@
  *    request cancels with -ECANCELED and a running one answers -EALREADY;
  *  - a forked child takes an inherited ring over: its NOP completes there,
  *    its teardown leaves the parent's armed poll alone, and its own rings
- *    work; an inherited SQPOLL ring, whose SQ thread stays with the
- *    parent, answers -EBADFD to every call and none hangs;
+ *    work; after io_uring_ring_dontfork a mapped ring still answers there
+ *    (the engine's own mapping came along), while a NO_MMAP ring, whose
+ *    only memory was kept from the child, answers -EBADFD to every call
+ *    and none hangs;
  *  - waits honour a signal mask (-EINTR), a minimum wait and a timeout;
  *  - an idle ring leaves every engine thread asleep.
  */
@@ -195,14 +197,17 @@ static void test_workers(void)
 
 static void test_fork(void)
 {
-	struct io_uring ring, sqp;
+	struct io_uring ring, kept, gone;
 	struct io_uring_cqe *cqe;
 	int st, p[2];
 	pid_t pid;
 
 	CHECK(pipe(p) == 0, "pipe");
 	user_ring(&ring, 8, 0);
-	user_ring(&sqp, 8, IORING_SETUP_SQPOLL);
+	user_ring(&kept, 8, 0);
+	CHECK_EQ(io_uring_ring_dontfork(&kept), 0, "io_uring_ring_dontfork");
+	user_ring(&gone, 8, IORING_SETUP_NO_MMAP);
+	CHECK_EQ(io_uring_ring_dontfork(&gone), 0, "io_uring_ring_dontfork (NO_MMAP)");
 	io_uring_prep_poll_add(sqe_of(&ring, 1), p[0], POLLIN);
 	CHECK_EQ(io_uring_submit(&ring), 1, "armed poll");
 	pid = fork();
@@ -220,12 +225,15 @@ static void test_fork(void)
 		io_uring_cqe_seen(&ring, cqe);
 		io_uring_queue_exit(&ring);
 
-		CHECK_EQ(liburing_rs_ring_engine(&sqp), -EBADFD, "engine of an inherited SQPOLL ring");
-		CHECK_EQ(io_uring_submit_and_wait(&sqp, 1), -EBADFD, "wait on an inherited SQPOLL ring");
-		CHECK_EQ(io_uring_get_events(&sqp), -EBADFD, "get_events on an inherited SQPOLL ring");
-		CHECK_EQ(io_uring_register_iowq_max_workers(&sqp, vals), -EBADFD,
-			 "register on an inherited SQPOLL ring");
-		io_uring_queue_exit(&sqp);
+		/* Only calls that leave the (unmapped) ring memory alone. */
+		CHECK_EQ(liburing_rs_ring_engine(&kept), LIBURING_RS_ENGINE_USER, "engine of a dontfork ring");
+		CHECK_EQ(io_uring_get_events(&kept), 0, "get_events on a dontfork ring");
+		io_uring_queue_exit(&kept);
+		CHECK_EQ(liburing_rs_ring_engine(&gone), -EBADFD, "engine of a ring kept from the child");
+		CHECK_EQ(io_uring_get_events(&gone), -EBADFD, "get_events on a ring kept from the child");
+		CHECK_EQ(io_uring_register_iowq_max_workers(&gone, vals), -EBADFD,
+			 "register on a ring kept from the child");
+		io_uring_queue_exit(&gone);
 		/* The child's own rings work, workers and reactor included. */
 		user_ring(&mine, 8, 0);
 		struct io_uring_sqe *sqe = sqe_of(&mine, 5);
@@ -247,7 +255,8 @@ static void test_fork(void)
 	CHECK(cqe->user_data == 1 && (cqe->res & POLLIN), "parent poll");
 	io_uring_cqe_seen(&ring, cqe);
 	io_uring_queue_exit(&ring);
-	io_uring_queue_exit(&sqp);
+	io_uring_queue_exit(&kept);
+	io_uring_queue_exit(&gone);
 	close(p[0]);
 	close(p[1]);
 }

@@ -10,6 +10,8 @@
  *  - both processes posting at once (timeouts firing in each) lose and
  *    duplicate no CQE;
  *  - a SINGLE_ISSUER ring refuses the child (-EEXIST), as the kernel does;
+ *  - an SQPOLL ring's thread, asleep, wakes for and runs what the child
+ *    queues;
  *  - a child that exits without using the ring changes nothing for the
  *    parent.
  * The struct io_uring lives in shared memory, as a program sharing a ring
@@ -27,6 +29,7 @@
 
 struct shm {
 	struct io_uring ring;
+	struct io_uring sqpoll;
 	pthread_mutex_t sq_lock;
 };
 
@@ -287,6 +290,48 @@ static void single_issuer(void)
 	io_uring_queue_exit(&ring);
 }
 
+/* The child queues a NOP on an SQPOLL ring whose thread went to sleep. */
+static void sqpoll_child(void)
+{
+	struct io_uring_params p = { .flags = IORING_SETUP_SQPOLL, .sq_thread_idle = 1 };
+	struct __kernel_timespec ts = { .tv_sec = 2 };
+	struct io_uring_cqe *cqe;
+	struct io_uring *ring = &shm->sqpoll;
+	pid_t pid;
+	int ret = io_uring_queue_init_params(4, ring, &p);
+
+	if (ret == -EPERM) {
+		tu_lacks("IORING_SETUP_SQPOLL (not permitted)");
+		return;
+	}
+	CHECK_EQ(ret, 0, "SQPOLL setup");
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (!pid) {
+		struct io_uring_sqe *sqe;
+
+		usleep(20 * 1000);
+		sqe = io_uring_get_sqe(ring);
+		io_uring_prep_nop(sqe);
+		io_uring_sqe_set_data64(sqe, 7);
+		if (io_uring_submit(ring) != 1)
+			child_exit(1);
+		ret = io_uring_wait_cqe_timeout(ring, &cqe, &ts);
+		if (ret || cqe->user_data != 7 || cqe->res) {
+			fprintf(stderr, "child's NOP on the SQPOLL ring: %d\n", ret);
+			child_exit(2);
+		}
+		io_uring_cqe_seen(ring, cqe);
+		child_exit(0);
+	}
+	wait_child(pid, "child queueing on an SQPOLL ring");
+	io_uring_prep_nop(io_uring_get_sqe(ring));
+	CHECK_EQ(io_uring_submit(ring), 1, "parent submit");
+	CHECK_EQ(io_uring_wait_cqe_timeout(ring, &cqe, &ts), 0, "parent's NOP");
+	io_uring_cqe_seen(ring, cqe);
+	io_uring_queue_exit(ring);
+}
+
 int main(int argc, char **argv)
 {
 	pthread_mutexattr_t ma;
@@ -316,6 +361,7 @@ int main(int argc, char **argv)
 	parent_posts_child_serves();
 	both_post();
 	single_issuer();
+	sqpoll_child();
 	io_uring_queue_exit(&shm->ring);
 	return tu_done();
 }

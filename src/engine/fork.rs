@@ -11,10 +11,12 @@
 //! - the child takes each ring over with fresh process-local state: none
 //!   of the parent's requests, no reactor or workers until it needs them.
 //!
+//! An SQPOLL ring keeps its one SQ thread, in the parent: it runs what the
+//! child queues too, with the parent's fds, as the kernel's does.
+//!
 //! Not taken over (every call fails with -EBADFD in the child, which may
-//! still close its copy of the fd): SQPOLL rings, whose SQ thread stays
-//! with the parent, and rings whose memory the child did not inherit
-//! (io_uring_ring_dontfork). Per-process after the fork: registered files and
+//! still close its copy of the fd): rings whose memory the child did not
+//! inherit (io_uring_ring_dontfork). Per-process after the fork: registered files and
 //! buffers, provided buffers, and CQEs held back in overflow.
 
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -60,7 +62,8 @@ extern "C" fn prepare() {
     if !super::active() {
         return;
     }
-    table::hold_for_fork();
+    // Rings this process only inherited stay as they are.
+    table::hold_for_fork(ours);
     table::each_held(|ctx, _| {
         // Posters read the flag under `inner`, which is taken below: any
         // that read it unset are done by then.
@@ -104,7 +107,7 @@ extern "C" fn child() {
             // SAFETY: as above.
             unsafe { l.reset() };
         }
-        if registered && ctx.sqd.is_none() && inherited_memory(ctx) {
+        if registered && inherited_memory(ctx) {
             // SAFETY: as above.
             unsafe { take_over(ctx) };
         }

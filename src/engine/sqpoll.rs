@@ -4,7 +4,11 @@
 //! sets IORING_SQ_NEED_WAKEUP on its rings and sleeps on a futex until an
 //! io_uring_enter with IORING_ENTER_SQ_WAKEUP, a ring joining or leaving,
 //! or an enable wakes it. Rings set up with IORING_SETUP_ATTACH_WQ naming
-//! an SQPOLL engine ring share that ring's thread.
+//! an SQPOLL engine ring share that ring's thread. The futex words that
+//! wake the thread and SQ_WAIT callers live in a page of their own shared
+//! across fork(), so a forked child's submissions reach the parent's
+//! thread, which runs them (as the kernel's SQ thread runs a child's SQEs
+//! with its creator's files).
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -12,7 +16,7 @@ use core::ffi::c_void;
 use core::sync::atomic::{fence, AtomicU32, AtomicUsize, Ordering};
 
 use super::ctx::{off, Ctx};
-use super::lock::{futex_wait, futex_wake, Mutex};
+use super::lock::{futex_wait_shared, futex_wake_shared, Mutex};
 use super::table::{self, RingRef};
 use super::{fork, os};
 use crate::sys::{io_uring_params, IORING_SETUP_ATTACH_WQ, IORING_SETUP_SQPOLL, IORING_SETUP_SQ_AFF, IORING_SQ_NEED_WAKEUP};
@@ -39,30 +43,60 @@ struct State {
 /// One SQPOLL thread and what it serves (the kernel's io_sq_data).
 pub(crate) struct Sqd {
     state: Mutex<State>,
-    /// Bumped by every wake-up; the sleeping thread waits on it.
-    wake: AtomicU32,
-    /// Bumped when SQ space was freed while someone waits for it.
-    space: AtomicU32,
-    space_waiters: AtomicU32,
+    /// Futex words in a MAP_SHARED page (see `Words`).
+    words: *const Words,
+    /// The `table::FORK_GEN` of the process that runs the thread.
+    gen: u32,
     /// The thread (a pthread_t), joined by whoever stops it.
     thread: AtomicUsize,
     /// CPU to pin the thread to (IORING_SETUP_SQ_AFF), or -1.
     cpu: i32,
 }
 
+/// The thread's futex words.
+struct Words {
+    /// Bumped by every wake-up; the sleeping thread waits on it.
+    wake: AtomicU32,
+    /// Bumped when SQ space was freed while someone waits for it.
+    space: AtomicU32,
+    space_waiters: AtomicU32,
+}
+
+// SAFETY: `words` is a mapping owned by the Sqd, only reached atomically.
+unsafe impl Send for Sqd {}
+// SAFETY: as above.
+unsafe impl Sync for Sqd {}
+
+impl Drop for Sqd {
+    fn drop(&mut self) {
+        // SAFETY: the page was mapped in `prepare` and nothing uses it now.
+        unsafe { crate::sys::munmap(self.words as *mut c_void, crate::ring::page_size()) };
+    }
+}
+
 impl Sqd {
+    fn w(&self) -> &Words {
+        // SAFETY: mapped for the Sqd's whole life; all-zero is a valid Words.
+        unsafe { &*self.words }
+    }
+
     fn kick(&self) {
-        self.wake.fetch_add(1, Ordering::SeqCst);
-        futex_wake(&self.wake, 1);
+        self.w().wake.fetch_add(1, Ordering::SeqCst);
+        futex_wake_shared(&self.w().wake, 1);
+    }
+
+    /// Whether this process runs the thread (not the parent of a fork).
+    fn local(&self) -> bool {
+        self.gen == table::FORK_GEN.load(Ordering::Relaxed)
     }
 
     /// Wakes IORING_ENTER_SQ_WAIT callers after the SQ head moved (the
     /// head store comes before the fence).
     fn space_freed(&self) {
         fence(Ordering::SeqCst);
-        if self.space_waiters.load(Ordering::Relaxed) != 0 {
-            self.space.fetch_add(1, Ordering::SeqCst);
-            futex_wake(&self.space, i32::MAX);
+        if self.w().space_waiters.load(Ordering::Relaxed) != 0 {
+            self.w().space.fetch_add(1, Ordering::SeqCst);
+            futex_wake_shared(&self.w().space, i32::MAX);
         }
     }
 
@@ -93,7 +127,7 @@ impl Sqd {
     /// the flag; here the flag is set, then (full barrier) the tails are
     /// read: one side always sees the other, so no SQE is left behind.
     fn sleep(&self) {
-        let seq = self.wake.load(Ordering::SeqCst);
+        let seq = self.w().wake.load(Ordering::SeqCst);
         let s = self.state.lock();
         for (r, _) in s.rings.iter() {
             r.ctx().set_sq_flag(IORING_SQ_NEED_WAKEUP, true);
@@ -104,7 +138,7 @@ impl Sqd {
         if !work {
             // Never sleep holding the lock: rings joining or leaving take
             // it, then bump `wake`.
-            futex_wait(&self.wake, seq, None);
+            futex_wait_shared(&self.w().wake, seq, None);
         }
         for (r, _) in self.state.lock().rings.iter() {
             r.ctx().set_sq_flag(IORING_SQ_NEED_WAKEUP, false);
@@ -200,10 +234,10 @@ pub(crate) fn prepare(p: &io_uring_params) -> Result<Option<Arc<Sqd>>, i32> {
     }
     if attach {
         let r = wq_ring(p.wq_fd as i32)?.ok_or(-libc::EINVAL)?;
-        // The parent's ring in a forked child cannot be shared: like the
-        // kernel across processes, the new ring gets its own thread.
-        if fork::ours(r.ctx()) {
-            let sqd = r.ctx().sqd.clone().ok_or(-libc::EINVAL)?;
+        // A ring inherited through fork() is served by the parent's thread:
+        // like the kernel across processes, the new ring gets its own.
+        let sqd = r.ctx().sqd.clone().ok_or(-libc::EINVAL)?;
+        if fork::ours(r.ctx()) && sqd.local() {
             let mut s = sqd.state.lock();
             if s.stop {
                 return Err(-libc::ENXIO);
@@ -221,11 +255,13 @@ pub(crate) fn prepare(p: &io_uring_params) -> Result<Option<Arc<Sqd>>, i32> {
     } else {
         -1
     };
+    let rw = libc::PROT_READ | libc::PROT_WRITE;
+    // SAFETY: a fresh anonymous mapping, zero-filled.
+    let words = unsafe { crate::sys::mmap(core::ptr::null_mut(), crate::ring::page_size(), rw, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0) }?;
     let sqd = Arc::new(Sqd {
         state: Mutex::new(State { rings: Vec::new(), users: 1, stop: false }),
-        wake: AtomicU32::new(0),
-        space: AtomicU32::new(0),
-        space_waiters: AtomicU32::new(0),
+        words: words as *const Words,
+        gen: table::FORK_GEN.load(Ordering::Relaxed),
         thread: AtomicUsize::new(0),
         cpu,
     });
@@ -294,7 +330,8 @@ pub(crate) fn attach(r: RingRef, idle_ms: u32) {
 /// Teardown: the ring leaves its thread, which exits and is joined when
 /// it was the last. After this the thread no longer touches the ring.
 pub(crate) fn detach(ctx: &Ctx) {
-    if let Some(sqd) = ctx.sqd.clone() {
+    // In a forked child the thread and its state stay the parent's.
+    if let Some(sqd) = ctx.sqd.clone().filter(|s| s.local()) {
         leave(&sqd, Some(ctx));
     }
 }
@@ -316,8 +353,8 @@ fn leave(sqd: &Sqd, ctx: Option<&Ctx>) {
     // Dropped outside the lock, as any ring reference may be the last.
     drop(gone);
     // SQ_WAIT callers of a ring going away stop waiting.
-    sqd.space.fetch_add(1, Ordering::SeqCst);
-    futex_wake(&sqd.space, i32::MAX);
+    sqd.w().space.fetch_add(1, Ordering::SeqCst);
+    futex_wake_shared(&sqd.w().space, i32::MAX);
     if stop {
         sqd.kick();
         // Joined once: only the caller that saw the last user leave gets here.
@@ -343,15 +380,15 @@ pub(crate) fn wait_sq(ctx: &Ctx) {
     if !full() {
         return;
     }
-    sqd.space_waiters.fetch_add(1, Ordering::SeqCst);
+    sqd.w().space_waiters.fetch_add(1, Ordering::SeqCst);
     loop {
-        let seq = sqd.space.load(Ordering::SeqCst);
+        let seq = sqd.w().space.load(Ordering::SeqCst);
         if !full() || ctx.dying.load(Ordering::Acquire) {
             break;
         }
-        if futex_wait(&sqd.space, seq, None) == -libc::EINTR {
+        if futex_wait_shared(&sqd.w().space, seq, None) == -libc::EINTR {
             break;
         }
     }
-    sqd.space_waiters.fetch_sub(1, Ordering::SeqCst);
+    sqd.w().space_waiters.fetch_sub(1, Ordering::SeqCst);
 }

@@ -237,14 +237,16 @@ const NOT_HELD: AtomicBool = AtomicBool::new(false);
 static FORK_HELD: [AtomicBool; MAX_RINGS] = [NOT_HELD; MAX_RINGS];
 
 /// Ahead of fork(): takes the registry (no ring is added or unregistered
-/// until `unhold_after_fork`) and a reference on every ring, so that none
-/// is freed across the fork.
-pub(crate) fn hold_for_fork() {
+/// until `unhold_after_fork`) and a reference on every ring `keep` picks,
+/// so that none is freed across the fork.
+pub(crate) fn hold_for_fork(keep: impl Fn(&Ctx) -> bool) {
     REGISTRY.hold();
     for (idx, held) in FORK_HELD.iter().enumerate() {
         if let Some(r) = get_idx(idx) {
-            core::mem::forget(r);
-            held.store(true, Ordering::Relaxed);
+            if keep(r.ctx()) {
+                core::mem::forget(r);
+                held.store(true, Ordering::Relaxed);
+            }
         }
     }
 }
