@@ -138,6 +138,14 @@ fn read_val<T: Copy + Default>(addr: u64) -> Result<T, i32> {
     Ok(read_array::<T>(addr, 1)?[0])
 }
 
+/// A struct the caller sized as `size` bytes: -EINVAL for another size.
+fn read_sized<T: Copy + Default>(addr: u64, size: u32) -> Result<T, i32> {
+    if size as usize != core::mem::size_of::<T>() {
+        return Err(-libc::EINVAL);
+    }
+    read_val(addr)
+}
+
 fn post_tags(ctx: &Ctx, tags: Vec<Cqe>) {
     ctx.post_all(&tags, super::req::Mode::Inline);
 }
@@ -248,10 +256,7 @@ pub(crate) fn register_files(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
 
 /// IORING_REGISTER_FILES2 and IORING_REGISTER_BUFFERS2.
 pub(crate) fn register_rsrc2(ctx: &Ctx, arg: u64, size: u32, files: bool) -> i32 {
-    if size as usize != core::mem::size_of::<io_uring_rsrc_register>() {
-        return -libc::EINVAL;
-    }
-    let r: io_uring_rsrc_register = match read_val(arg) {
+    let r: io_uring_rsrc_register = match read_sized(arg, size) {
         Ok(v) => v,
         Err(e) => return e,
     };
@@ -339,10 +344,7 @@ pub(crate) fn register_files_update(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
 
 /// IORING_REGISTER_FILES_UPDATE2 and IORING_REGISTER_BUFFERS_UPDATE.
 pub(crate) fn register_update2(ctx: &Ctx, arg: u64, size: u32, files: bool) -> i32 {
-    if size as usize != core::mem::size_of::<io_uring_rsrc_update2>() {
-        return -libc::EINVAL;
-    }
-    let up: io_uring_rsrc_update2 = match read_val(arg) {
+    let up: io_uring_rsrc_update2 = match read_sized(arg, size) {
         Ok(v) => v,
         Err(e) => return e,
     };
