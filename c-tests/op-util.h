@@ -151,6 +151,20 @@ static inline void op_wait_n(struct io_uring *ring, struct op_cqe *out, int n)
 	}
 }
 
+/* Makes 'sqe' the head (user_data 1) of a link whose next request, queued
+ * here, is a link timeout of 'ts' (user_data 2); returns that one's SQE. */
+static inline struct io_uring_sqe *op_link_timeout(struct io_uring *ring,
+						   struct io_uring_sqe *sqe,
+						   struct __kernel_timespec *ts)
+{
+	io_uring_sqe_set_flags(sqe, IOSQE_IO_LINK);
+	io_uring_sqe_set_data64(sqe, 1);
+	sqe = op_sqe(ring);
+	io_uring_prep_link_timeout(sqe, ts, 0);
+	io_uring_sqe_set_data64(sqe, 2);
+	return sqe;
+}
+
 /* Result that means "this kernel/filesystem cannot": turn into a skip. */
 static inline void op_skip_if_unsupported(int res, const char *what)
 {
