@@ -44,6 +44,17 @@ static void reap_all(struct io_uring *ring)
 		io_uring_cqe_seen(ring, cqe);
 }
 
+/* The wait returned 'cqe', one of the n nops queued from user_data 'ud',
+ * and all n are in the CQ; reaps them. */
+static void check_nops_done(struct io_uring *ring, struct io_uring_cqe *cqe,
+			    unsigned n, unsigned long long ud, const char *what)
+{
+	CHECK(cqe && cqe->user_data >= ud && cqe->user_data < ud + n,
+	      "%s: no or wrong cqe returned", what);
+	CHECK_EQ(io_uring_cq_ready(ring), n, what);
+	reap_all(ring);
+}
+
 static void queue_nops(struct io_uring *ring, unsigned n, unsigned long long ud)
 {
 	for (unsigned i = 0; i < n; i++) {
@@ -104,11 +115,8 @@ static void test_submit_and_wait_timeout(struct io_uring *ring)
 	ret = io_uring_submit_and_wait_timeout(ring, &cqe, 3, &ts, NULL);
 	CHECK_EQ(ret, 2, "submit_and_wait_timeout waiting for 3 of 2");
 	check_elapsed(start, 40, "submit_and_wait_timeout");
-	CHECK(cqe && cqe->user_data >= 200 && cqe->user_data < 202,
-	      "no/wrong cqe returned");
-	CHECK_EQ(io_uring_cq_ready(ring), 2, "the 2 nops completed");
 	CHECK_EQ(io_uring_sq_ready(ring), 0, "sq not flushed");
-	reap_all(ring);
+	check_nops_done(ring, cqe, 2, 200, "submit_and_wait_timeout, 3 of 2");
 
 	/* Nothing to submit and nothing completes: -ETIME. */
 	ts = ts_ms(40);
@@ -129,10 +137,7 @@ static void test_wait_cqes(struct io_uring *ring)
 	CHECK_EQ(io_uring_submit(ring), 3, "submit");
 	ret = io_uring_wait_cqes(ring, &cqe, 3, &ts, NULL);
 	CHECK_EQ(ret, 0, "wait_cqes for 3 completed nops");
-	CHECK(cqe && cqe->user_data >= 300 && cqe->user_data < 303,
-	      "wait_cqes returned wrong cqe");
-	CHECK_EQ(io_uring_cq_ready(ring), 3, "cq ready");
-	reap_all(ring);
+	check_nops_done(ring, cqe, 3, 300, "wait_cqes");
 
 	ts = ts_ms(30);
 	start = tu_now_ns();
@@ -243,10 +248,7 @@ static void test_min_timeout(struct io_uring *ring)
 	CHECK(tu_now_ns() - start < 1500 * MSEC,
 	      "min timeout did not cut the wait short (%lld ms)",
 	      (tu_now_ns() - start) / MSEC);
-	CHECK(cqe && cqe->user_data >= 0x4000 && cqe->user_data < 0x4002,
-	      "wrong cqe");
-	CHECK_EQ(io_uring_cq_ready(ring), 2, "cq ready");
-	reap_all(ring);
+	check_nops_done(ring, cqe, 2, 0x4000, "submit_and_wait_min_timeout");
 
 	/* Enough completions: returns at once with a CQE. */
 	queue_nops(ring, 2, 0x5000);
