@@ -165,6 +165,62 @@ static inline struct io_uring_sqe *op_link_timeout(struct io_uring *ring,
 	return sqe;
 }
 
+/* Gives buffer ring 'br' n buffers of blen bytes each from 'mem' (ids
+ * 0..n-1). */
+static inline void op_buf_ring_fill(struct io_uring_buf_ring *br, unsigned n,
+				    char *mem, unsigned blen)
+{
+	for (unsigned i = 0; i < n; i++)
+		io_uring_buf_ring_add(br, mem + i * blen, blen, i,
+				      io_uring_buf_ring_mask(n), i);
+	io_uring_buf_ring_advance(br, n);
+}
+
+/* Buffer ring 'bgid' filled by op_buf_ring_fill; a kernel without buffer
+ * rings skips the test. */
+static inline struct io_uring_buf_ring *op_buf_ring(struct io_uring *ring,
+						    unsigned n, int bgid,
+						    char *mem, unsigned blen)
+{
+	struct io_uring_buf_ring *br;
+	int err;
+
+	br = io_uring_setup_buf_ring(ring, n, bgid, 0, &err);
+	if (!br && err == -EINVAL)
+		SKIP("kernel lacks buffer rings");
+	CHECK(br, "setup_buf_ring: %d", err);
+	op_buf_ring_fill(br, n, mem, blen);
+	return br;
+}
+
+/* Whether the kernel reports a buffer ring's head (IORING_REGISTER_PBUF_STATUS,
+ * 6.8): where it does not, op_probe_buf_status notes it lacking and the
+ * head checks are left out. */
+static int op_buf_status = 1;
+
+static inline void op_probe_buf_status(struct io_uring *ring)
+{
+	uint16_t h;
+
+	if (io_uring_buf_ring_head(ring, 0xffff, &h) == -EINVAL &&
+	    tu_lacks_before(6, 8, "IORING_REGISTER_PBUF_STATUS"))
+		op_buf_status = 0;
+}
+
+static inline unsigned op_buf_head(struct io_uring *ring, int bgid)
+{
+	uint16_t h = 0xffff;
+
+	CHECK_EQ(io_uring_buf_ring_head(ring, bgid, &h), 0, "buf_ring_head");
+	return h;
+}
+
+#define OP_CHECK_HEAD(ring, bgid, want, what)				\
+	do {								\
+		if (op_buf_status)					\
+			CHECK_EQ(op_buf_head(ring, bgid), want, what);	\
+	} while (0)
+
 /* Result that means "this kernel/filesystem cannot": turn into a skip. */
 static inline void op_skip_if_unsupported(int res, const char *what)
 {
