@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Helpers shared by the c-tests/op-*.c programs, which run one real
- * operation per opcode and check its result.
+ * operation per opcode and check its result, and by other ring tests.
  */
 #ifndef LIBURING_RS_OP_UTIL_H
 #define LIBURING_RS_OP_UTIL_H
@@ -97,6 +97,42 @@ static inline struct io_uring_sqe *op_sqe(struct io_uring *ring)
 	if (!sqe)
 		FAIL("io_uring_get_sqe returned NULL");
 	return sqe;
+}
+
+/* Queues n NOPs with user_data ud, ud + 1, ... */
+static inline void op_nops(struct io_uring *ring, unsigned n,
+			   unsigned long long ud)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct io_uring_sqe *sqe = op_sqe(ring);
+
+		io_uring_prep_nop(sqe);
+		sqe->user_data = ud + i;
+	}
+}
+
+/* An SQPOLL ring whose thread idles out after idle_ms. */
+static inline int op_sqpoll_ring(struct io_uring *ring, unsigned entries,
+				 unsigned idle_ms)
+{
+	struct io_uring_params p;
+
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_SQPOLL;
+	p.sq_thread_idle = idle_ms;
+	return io_uring_queue_init_params(entries, ring, &p);
+}
+
+/* Skips the test where this user may not set up SQPOLL rings. */
+static inline void op_need_sqpoll(void)
+{
+	struct io_uring ring;
+	int ret = op_sqpoll_ring(&ring, 8, 0);
+
+	if (ret == -EPERM)
+		SKIP("SQPOLL not permitted for this user");
+	CHECK_EQ(ret, 0, "SQPOLL ring");
+	io_uring_queue_exit(&ring);
 }
 
 struct op_cqe {

@@ -11,8 +11,7 @@
  *    were posted, well before its time;
  *  - io_uring_wait_cqes_min_timeout / io_uring_submit_and_wait_min_timeout.
  */
-#include <liburing.h>
-#include "test-util.h"
+#include "op-util.h"
 
 #define MSEC 1000000LL
 
@@ -55,17 +54,6 @@ static void check_nops_done(struct io_uring *ring, struct io_uring_cqe *cqe,
 	reap_all(ring);
 }
 
-static void queue_nops(struct io_uring *ring, unsigned n, unsigned long long ud)
-{
-	for (unsigned i = 0; i < n; i++) {
-		struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
-
-		CHECK(sqe, "get_sqe");
-		io_uring_prep_nop(sqe);
-		sqe->user_data = ud + i;
-	}
-}
-
 static void test_wait_cqe_timeout(struct io_uring *ring)
 {
 	struct __kernel_timespec ts = ts_ms(50);
@@ -77,7 +65,7 @@ static void test_wait_cqe_timeout(struct io_uring *ring)
 	check_elapsed(start, 50, "wait_cqe_timeout");
 
 	/* With a completion available it returns it at once. */
-	queue_nops(ring, 1, 7);
+	op_nops(ring, 1, 7);
 	CHECK_EQ(io_uring_submit(ring), 1, "submit");
 	ts = ts_ms(5000);
 	start = tu_now_ns();
@@ -95,7 +83,7 @@ static void test_submit_and_wait_timeout(struct io_uring *ring)
 	long long start;
 	int ret;
 
-	queue_nops(ring, 4, 100);
+	op_nops(ring, 4, 100);
 	ret = io_uring_submit_and_wait_timeout(ring, &cqe, 4, &ts, NULL);
 	CHECK(ret >= 0, "submit_and_wait_timeout: %s", strerror(-ret));
 	CHECK_EQ(ret, 4, "submit_and_wait_timeout submitted");
@@ -108,7 +96,7 @@ static void test_submit_and_wait_timeout(struct io_uring *ring)
 	 * timeout; since requests were submitted, the call reports the
 	 * submit count and hands back one of the CQEs that did arrive.
 	 */
-	queue_nops(ring, 2, 200);
+	op_nops(ring, 2, 200);
 	ts = ts_ms(40);
 	start = tu_now_ns();
 	cqe = NULL;
@@ -133,7 +121,7 @@ static void test_wait_cqes(struct io_uring *ring)
 	long long start;
 	int ret;
 
-	queue_nops(ring, 3, 300);
+	op_nops(ring, 3, 300);
 	CHECK_EQ(io_uring_submit(ring), 3, "submit");
 	ret = io_uring_wait_cqes(ring, &cqe, 3, &ts, NULL);
 	CHECK_EQ(ret, 0, "wait_cqes for 3 completed nops");
@@ -175,7 +163,7 @@ static void test_op_timeout(struct io_uring *ring)
 	sqe->user_data = 0x2000;
 	CHECK_EQ(io_uring_submit(ring), 1, "submit counted timeout");
 	start = tu_now_ns();
-	queue_nops(ring, 3, 0x3000);
+	op_nops(ring, 3, 0x3000);
 	CHECK_EQ(io_uring_submit(ring), 3, "submit nops");
 
 	int got_timeout = 0, got_nops = 0;
@@ -238,7 +226,7 @@ static void test_min_timeout(struct io_uring *ring)
 	 * Wait for 8 with only 2 coming: once the min wait (20 ms) passed and
 	 * at least one CQE is there, the wait ends long before the 3 s total.
 	 */
-	queue_nops(ring, 2, 0x4000);
+	op_nops(ring, 2, 0x4000);
 	ts = ts_ms(3000);
 	start = tu_now_ns();
 	ret = io_uring_submit_and_wait_min_timeout(ring, &cqe, 8, &ts, 20000,
@@ -251,7 +239,7 @@ static void test_min_timeout(struct io_uring *ring)
 	check_nops_done(ring, cqe, 2, 0x4000, "submit_and_wait_min_timeout");
 
 	/* Enough completions: returns at once with a CQE. */
-	queue_nops(ring, 2, 0x5000);
+	op_nops(ring, 2, 0x5000);
 	ts = ts_ms(3000);
 	ret = io_uring_submit_and_wait_min_timeout(ring, &cqe, 2, &ts, 1000,
 						   NULL);
@@ -259,7 +247,7 @@ static void test_min_timeout(struct io_uring *ring)
 	CHECK_EQ(io_uring_cq_ready(ring), 2, "cq ready");
 	reap_all(ring);
 
-	queue_nops(ring, 1, 0x6000);
+	op_nops(ring, 1, 0x6000);
 	CHECK_EQ(io_uring_submit(ring), 1, "submit");
 	ts = ts_ms(3000);
 	ret = io_uring_wait_cqes_min_timeout(ring, &cqe, 1, &ts, 1000, NULL);
