@@ -153,45 +153,10 @@ static void legacy(void)
 	close(p[1]);
 }
 
-static struct io_uring_buf_ring *mkring(unsigned n, int bgid, int flags,
-					char *mem, unsigned blen)
-{
-	int err;
-	struct io_uring_buf_ring *br;
-
-	br = io_uring_setup_buf_ring(&ring, n, bgid, flags, &err);
-	if (!br && err == -EINVAL)
-		SKIP("kernel lacks buffer rings");
-	CHECK(br, "setup_buf_ring: %d", err);
-	for (unsigned i = 0; i < n; i++)
-		io_uring_buf_ring_add(br, mem + i * blen, blen, i,
-				      io_uring_buf_ring_mask(n), i);
-	io_uring_buf_ring_advance(br, n);
-	return br;
-}
-
-/* Whether the kernel reports a ring's head (IORING_REGISTER_PBUF_STATUS,
- * 6.8): the head checks are left out where it does not. */
-static int have_status = 1;
-
-#define CHECK_HEAD(bgid, want, what)					\
-	do {								\
-		if (have_status)					\
-			CHECK_EQ(head_of(bgid), want, what);		\
-	} while (0)
-
-static unsigned short head_of(int bgid)
-{
-	uint16_t h = 0;
-
-	CHECK_EQ(io_uring_buf_ring_head(&ring, bgid, &h), 0, "buf_ring_head");
-	return h;
-}
-
 static void rings(void)
 {
 	static char mem[4 * 64];
-	struct io_uring_buf_ring *br = mkring(4, 7, 0, mem, 64);
+	struct io_uring_buf_ring *br = op_buf_ring(&ring, 4, 7, mem, 64);
 	struct op_cqe c;
 	int p[2];
 	uint16_t h;
@@ -209,17 +174,17 @@ static void rings(void)
 		return;
 	}
 	CHECK_EQ(c.flags, 0, "ring buffer not named");
-	CHECK_HEAD(7, 0, "ring head unmoved");
+	OP_CHECK_HEAD(&ring, 7, 0, "ring head unmoved");
 	/* a waiting read consumes one buffer */
 	prep_select_read(p[0], 0, 7, 2);
 	op_submit(&ring, 1);
 	usleep(20000);
-	CHECK_HEAD(7, 0, "head while waiting");
+	OP_CHECK_HEAD(&ring, 7, 0, "head while waiting");
 	wpipe(p[1], "ring");
 	c = op_wait(&ring);
 	CHECK_EQ(c.res, 4, "ring read");
 	CHECK_EQ(c.flags, IORING_CQE_F_BUFFER, "buffer 0");
-	CHECK_HEAD(7, 1, "head after");
+	OP_CHECK_HEAD(&ring, 7, 1, "head after");
 	/* a legacy op on a ring group */
 	CHECK_EQ(provide(mem, 8, 1, 7, 0), -EINVAL, "provide into a ring");
 	CHECK_EQ(remove_bufs(1, 7), -EINVAL, "remove from a ring");
@@ -233,7 +198,7 @@ static void rings(void)
 	/* an emptied legacy group can become a ring */
 	{
 		static char m2[2 * 64];
-		struct io_uring_buf_ring *b2 = mkring(2, 8, 0, m2, 64);
+		struct io_uring_buf_ring *b2 = op_buf_ring(&ring, 2, 8, m2, 64);
 
 		CHECK_EQ(io_uring_free_buf_ring(&ring, b2, 2, 8), 0, "free 8");
 	}
@@ -253,7 +218,7 @@ static void read_mshot(void)
 
 	if (!op_has(&ring, IORING_OP_READ_MULTISHOT))
 		return;
-	br = mkring(4, 9, 0, mem, 16);
+	br = op_buf_ring(&ring, 4, 9, mem, 16);
 	CHECK(pipe(p) == 0, "pipe");
 	/* argument checks */
 	sqe = op_sqe(&ring);
@@ -270,7 +235,7 @@ static void read_mshot(void)
 	c = op_wait((op_submit(&ring, 1), &ring));
 	CHECK_EQ(c.res, -EBADFD, "multishot read of a regular file");
 	CHECK_EQ(c.flags, 0, "flags");
-	CHECK_HEAD(9, 0, "no buffer used");
+	OP_CHECK_HEAD(&ring, 9, 0, "no buffer used");
 	close(fd);
 
 	/* three chunks, then the ring runs dry with 40 bytes in the pipe */
@@ -300,7 +265,7 @@ static void read_mshot(void)
 	CHECK_EQ(c.flags, 0, "ENOBUFS ends it (no F_MORE)");
 	CHECK_EQ(read(p[0], rest, sizeof(rest)), 24, "the rest stayed");
 	CHECK(!memcmp(rest, "0123456789abcdef01234567", 24), "rest data");
-	CHECK_HEAD(9, 4, "four buffers used");
+	OP_CHECK_HEAD(&ring, 9, 4, "four buffers used");
 
 	/* refill; EOF ends it with res 0 and no buffer */
 	for (int i = 0; i < 4; i++)
@@ -318,7 +283,7 @@ static void read_mshot(void)
 	c = op_wait(&ring);
 	CHECK_EQ(c.res, 0, "EOF");
 	CHECK_EQ(c.flags, 0, "EOF flags");
-	CHECK_HEAD(9, 5, "EOF used no buffer");
+	OP_CHECK_HEAD(&ring, 9, 5, "EOF used no buffer");
 	close(p[0]);
 
 	/* cancel ends an armed one */
@@ -372,10 +337,7 @@ static void inc_mshot(void)
 	if (!br && err == -EINVAL && tu_lacks_before(6, 12, "IOU_PBUF_RING_INC"))
 		return;
 	CHECK(br, "inc ring: %d", err);
-	for (int i = 0; i < 2; i++)
-		io_uring_buf_ring_add(br, mem + i * 64, 64, i,
-				      io_uring_buf_ring_mask(2), i);
-	io_uring_buf_ring_advance(br, 2);
+	op_buf_ring_fill(br, 2, mem, 64);
 	CHECK(pipe(p) == 0, "pipe");
 	sqe = op_sqe(&ring);
 	io_uring_prep_read_multishot(sqe, p[0], 0, 0, 10);
@@ -423,7 +385,6 @@ static void cq_full(void)
 	struct io_uring_cqe *cqe;
 	char big[200], rest[256];
 	int fds[2], err, n = 0;
-	uint16_t h;
 
 	CHECK_EQ(io_uring_queue_init_params(4, &r2, &p), 0, "init");
 	br = io_uring_setup_buf_ring(&r2, 64, 1, 0, &err);
@@ -450,10 +411,7 @@ static void cq_full(void)
 		n++;
 	}
 	CHECK_EQ(io_uring_peek_cqe(&r2, &cqe), -EAGAIN, "nothing after the last");
-	if (have_status) {
-		CHECK_EQ(io_uring_buf_ring_head(&r2, 1, &h), 0, "head");
-		CHECK_EQ(h, 5, "five buffers used");
-	}
+	OP_CHECK_HEAD(&r2, 1, 5, "five buffers used");
 	CHECK_EQ(read(fds[0], rest, sizeof(rest)), 200 - 16 * n, "rest stayed");
 	CHECK_EQ(io_uring_free_buf_ring(&r2, br, 64, 1), 0, "free");
 	io_uring_queue_exit(&r2);
@@ -464,7 +422,7 @@ static void cq_full(void)
 static void files(void)
 {
 	static char mem[4 * 64];
-	struct io_uring_buf_ring *br = mkring(4, 11, 0, mem, 64);
+	struct io_uring_buf_ring *br = op_buf_ring(&ring, 4, 11, mem, 64);
 	struct op_cqe c;
 	char path[] = "/tmp/kbuf-select.XXXXXX";
 	int fd = mkstemp(path), dfd = open("/tmp", O_RDONLY | O_DIRECTORY);
@@ -487,7 +445,7 @@ static void files(void)
 	CHECK_EQ(c.res, -EISDIR, "read of a directory");
 	CHECK_EQ(c.flags, IORING_CQE_F_BUFFER | 2 << IORING_CQE_BUFFER_SHIFT,
 		 "the failed read names buffer 2");
-	CHECK_HEAD(11, 3, "three consumed");
+	OP_CHECK_HEAD(&ring, 11, 3, "three consumed");
 	CHECK_EQ(io_uring_free_buf_ring(&ring, br, 4, 11), 0, "free");
 	close(fd);
 	close(dfd);
@@ -500,13 +458,7 @@ int main(int argc, char **argv)
 	op_ring(&ring, 16, 0);
 	if (!op_has(&ring, IORING_OP_PROVIDE_BUFFERS))
 		SKIP("no IORING_OP_PROVIDE_BUFFERS");
-	{
-		uint16_t h;
-
-		if (io_uring_buf_ring_head(&ring, 0xffff, &h) == -EINVAL &&
-		    tu_lacks_before(6, 8, "IORING_REGISTER_PBUF_STATUS"))
-			have_status = 0;
-	}
+	op_probe_buf_status(&ring);
 	legacy();
 	rings();
 	files();

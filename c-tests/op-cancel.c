@@ -16,16 +16,21 @@ static void queue_read(int fd, __u64 ud, int i)
 	io_uring_sqe_set_data64(sqe, ud);
 }
 
-/* Collects n CQEs; counts those with user_data 'cancel_ud' and -ECANCELED. */
-static void collect(int n, __u64 cancel_ud, int want_cancel_res,
-		    int want_canceled)
-{
-	int canceled = 0, seen_cancel = 0;
+#define CANCEL_UD 100
 
+/* Submits the cancel request prepared in 'sqe' and collects n CQEs: its
+ * own (want_cancel_res) and n - 1 requests it cancelled (-ECANCELED). */
+static void cancel_and_collect(struct io_uring_sqe *sqe, int n,
+			       int want_cancel_res)
+{
+	int canceled = 0, seen_cancel = 0, want_canceled = n - 1;
+
+	io_uring_sqe_set_data64(sqe, CANCEL_UD);
+	op_submit(&ring, 1);
 	for (int i = 0; i < n; i++) {
 		struct op_cqe c = op_wait(&ring);
 
-		if (c.user_data == cancel_ud) {
+		if (c.user_data == CANCEL_UD) {
 			seen_cancel = 1;
 			CHECK_EQ(c.res, want_cancel_res, "cancel result");
 		} else {
@@ -53,9 +58,7 @@ int main(int argc, char **argv)
 	op_submit(&ring, 1);
 	sqe = op_sqe(&ring);
 	io_uring_prep_cancel64(sqe, 11, 0);
-	io_uring_sqe_set_data64(sqe, 100);
-	op_submit(&ring, 1);
-	collect(2, 100, 0, 1);
+	cancel_and_collect(sqe, 2, 0);
 	sqe = op_sqe(&ring);
 	io_uring_prep_cancel64(sqe, 11, 0);
 	CHECK_EQ(op_run1(&ring), -ENOENT, "cancel of nothing");
@@ -69,13 +72,13 @@ int main(int argc, char **argv)
 		op_submit(&ring, 1);
 		sqe = op_sqe(&ring);
 		io_uring_prep_cancel(sqe, &tag, 0);
-		io_uring_sqe_set_data64(sqe, 100);
+		io_uring_sqe_set_data64(sqe, CANCEL_UD);
 		op_submit(&ring, 1);
 		for (int i = 0; i < 2; i++) {
 			struct io_uring_cqe *cqe;
 
 			CHECK_EQ(io_uring_wait_cqe(&ring, &cqe), 0, "wait");
-			if (cqe->user_data == 100)
+			if (cqe->user_data == CANCEL_UD)
 				CHECK_EQ(cqe->res, 0, "cancel(ptr)");
 			else
 				CHECK(io_uring_cqe_get_data(cqe) == &tag &&
@@ -90,9 +93,7 @@ int main(int argc, char **argv)
 	op_submit(&ring, 2);
 	sqe = op_sqe(&ring);
 	io_uring_prep_cancel64(sqe, 12, IORING_ASYNC_CANCEL_ALL);
-	io_uring_sqe_set_data64(sqe, 100);
-	op_submit(&ring, 1);
-	collect(3, 100, 2, 2);
+	cancel_and_collect(sqe, 3, 2);
 
 	queue_read(p[0], 1, 0);
 	queue_read(p[0], 2, 1);
@@ -100,15 +101,11 @@ int main(int argc, char **argv)
 	op_submit(&ring, 3);
 	sqe = op_sqe(&ring);
 	io_uring_prep_cancel_fd(sqe, p[0], IORING_ASYNC_CANCEL_ALL);
-	io_uring_sqe_set_data64(sqe, 100);
-	op_submit(&ring, 1);
-	collect(3, 100, 2, 2);
+	cancel_and_collect(sqe, 3, 2);
 	/* the q read is still pending: cancel by fd (first match only) */
 	sqe = op_sqe(&ring);
 	io_uring_prep_cancel_fd(sqe, q[0], 0);
-	io_uring_sqe_set_data64(sqe, 100);
-	op_submit(&ring, 1);
-	collect(2, 100, 0, 1);
+	cancel_and_collect(sqe, 2, 0);
 
 	/* ANY: everything in flight */
 	queue_read(p[0], 1, 0);
@@ -117,9 +114,7 @@ int main(int argc, char **argv)
 	op_submit(&ring, 3);
 	sqe = op_sqe(&ring);
 	io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
-	io_uring_sqe_set_data64(sqe, 100);
-	op_submit(&ring, 1);
-	collect(4, 100, 3, 3);
+	cancel_and_collect(sqe, 4, 3);
 
 	io_uring_queue_exit(&ring);
 	tu_pass();

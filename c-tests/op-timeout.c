@@ -12,6 +12,18 @@ static struct __kernel_timespec ms(long m)
 	return t;
 }
 
+/* A read of the pipe end 'fd' under a link timeout of 't'; returns the
+ * link timeout's SQE. */
+static struct io_uring_sqe *linked_read(struct io_uring *ring, int fd,
+					char *buf, unsigned len,
+					struct __kernel_timespec *t)
+{
+	struct io_uring_sqe *sqe = op_sqe(ring);
+
+	io_uring_prep_read(sqe, fd, buf, len, 0);
+	return op_link_timeout(ring, sqe, t);
+}
+
 int main(int argc, char **argv)
 {
 	struct io_uring ring;
@@ -84,13 +96,7 @@ int main(int argc, char **argv)
 	/* link_timeout cancels a read that never completes */
 	CHECK(pipe(p) == 0, "pipe");
 	t1 = ms(30);
-	sqe = op_sqe(&ring);
-	io_uring_prep_read(sqe, p[0], buf, sizeof(buf), 0);
-	io_uring_sqe_set_flags(sqe, IOSQE_IO_LINK);
-	io_uring_sqe_set_data64(sqe, 1);
-	sqe = op_sqe(&ring);
-	io_uring_prep_link_timeout(sqe, &t1, 0);
-	io_uring_sqe_set_data64(sqe, 2);
+	linked_read(&ring, p[0], buf, sizeof(buf), &t1);
 	op_submit(&ring, 2);
 	op_wait_n(&ring, c, 2);
 	CHECK_EQ(c[0].res, -ECANCELED, "read cut by link_timeout");
@@ -98,13 +104,7 @@ int main(int argc, char **argv)
 	/* ... and does not fire when the read finishes first */
 	CHECK(write(p[1], "ok", 2) == 2, "write");
 	t1 = ms(5000);
-	sqe = op_sqe(&ring);
-	io_uring_prep_read(sqe, p[0], buf, sizeof(buf), 0);
-	io_uring_sqe_set_flags(sqe, IOSQE_IO_LINK);
-	io_uring_sqe_set_data64(sqe, 1);
-	sqe = op_sqe(&ring);
-	io_uring_prep_link_timeout(sqe, &t1, 0);
-	io_uring_sqe_set_data64(sqe, 2);
+	linked_read(&ring, p[0], buf, sizeof(buf), &t1);
 	op_submit(&ring, 2);
 	op_wait_n(&ring, c, 2);
 	CHECK_EQ(c[0].res, 2, "linked read");
@@ -118,14 +118,8 @@ int main(int argc, char **argv)
 
 	/* A link timeout that fails at submission (ioprio set) gets its own
 	 * -EINVAL; the read it guards -ECANCELED. */
-	sqe = op_sqe(&ring);
-	io_uring_prep_read(sqe, p[0], buf, sizeof(buf), 0);
-	io_uring_sqe_set_flags(sqe, IOSQE_IO_LINK);
-	io_uring_sqe_set_data64(sqe, 1);
-	sqe = op_sqe(&ring);
-	io_uring_prep_link_timeout(sqe, &t1, 0);
+	sqe = linked_read(&ring, p[0], buf, sizeof(buf), &t1);
 	sqe->ioprio = 1;
-	io_uring_sqe_set_data64(sqe, 2);
 	op_submit(&ring, 2);
 	op_wait_n(&ring, c, 2);
 	CHECK_EQ(c[0].res, -ECANCELED, "read before a bad link_timeout");
@@ -138,14 +132,8 @@ int main(int argc, char **argv)
 		if (!fire)
 			CHECK(write(p[1], "ok", 2) == 2, "write");
 		t1 = ms(fire ? 20 : 5000);
-		sqe = op_sqe(&ring);
-		io_uring_prep_read(sqe, p[0], buf, sizeof(buf), 0);
-		io_uring_sqe_set_flags(sqe, IOSQE_IO_LINK);
-		io_uring_sqe_set_data64(sqe, 1);
-		sqe = op_sqe(&ring);
-		io_uring_prep_link_timeout(sqe, &t1, 0);
+		sqe = linked_read(&ring, p[0], buf, sizeof(buf), &t1);
 		io_uring_sqe_set_flags(sqe, IOSQE_CQE_SKIP_SUCCESS);
-		io_uring_sqe_set_data64(sqe, 2);
 		op_submit(&ring, 2);
 		op_wait_n(&ring, c, 1);
 		CHECK_EQ(c[0].user_data, 1, "the request's CQE");

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Helpers shared by the c-tests/op-*.c programs, which run one real
- * operation per opcode and check its result.
+ * operation per opcode and check its result, and by other ring tests.
  */
 #ifndef LIBURING_RS_OP_UTIL_H
 #define LIBURING_RS_OP_UTIL_H
@@ -99,6 +99,42 @@ static inline struct io_uring_sqe *op_sqe(struct io_uring *ring)
 	return sqe;
 }
 
+/* Queues n NOPs with user_data ud, ud + 1, ... */
+static inline void op_nops(struct io_uring *ring, unsigned n,
+			   unsigned long long ud)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct io_uring_sqe *sqe = op_sqe(ring);
+
+		io_uring_prep_nop(sqe);
+		sqe->user_data = ud + i;
+	}
+}
+
+/* An SQPOLL ring whose thread idles out after idle_ms. */
+static inline int op_sqpoll_ring(struct io_uring *ring, unsigned entries,
+				 unsigned idle_ms)
+{
+	struct io_uring_params p;
+
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_SQPOLL;
+	p.sq_thread_idle = idle_ms;
+	return io_uring_queue_init_params(entries, ring, &p);
+}
+
+/* Skips the test where this user may not set up SQPOLL rings. */
+static inline void op_need_sqpoll(void)
+{
+	struct io_uring ring;
+	int ret = op_sqpoll_ring(&ring, 8, 0);
+
+	if (ret == -EPERM)
+		SKIP("SQPOLL not permitted for this user");
+	CHECK_EQ(ret, 0, "SQPOLL ring");
+	io_uring_queue_exit(&ring);
+}
+
 struct op_cqe {
 	__u64 user_data;
 	int res;
@@ -150,6 +186,76 @@ static inline void op_wait_n(struct io_uring *ring, struct op_cqe *out, int n)
 		out[c.user_data - 1] = c;
 	}
 }
+
+/* Makes 'sqe' the head (user_data 1) of a link whose next request, queued
+ * here, is a link timeout of 'ts' (user_data 2); returns that one's SQE. */
+static inline struct io_uring_sqe *op_link_timeout(struct io_uring *ring,
+						   struct io_uring_sqe *sqe,
+						   struct __kernel_timespec *ts)
+{
+	io_uring_sqe_set_flags(sqe, IOSQE_IO_LINK);
+	io_uring_sqe_set_data64(sqe, 1);
+	sqe = op_sqe(ring);
+	io_uring_prep_link_timeout(sqe, ts, 0);
+	io_uring_sqe_set_data64(sqe, 2);
+	return sqe;
+}
+
+/* Gives buffer ring 'br' n buffers of blen bytes each from 'mem' (ids
+ * 0..n-1). */
+static inline void op_buf_ring_fill(struct io_uring_buf_ring *br, unsigned n,
+				    char *mem, unsigned blen)
+{
+	for (unsigned i = 0; i < n; i++)
+		io_uring_buf_ring_add(br, mem + i * blen, blen, i,
+				      io_uring_buf_ring_mask(n), i);
+	io_uring_buf_ring_advance(br, n);
+}
+
+/* Buffer ring 'bgid' filled by op_buf_ring_fill; a kernel without buffer
+ * rings skips the test. */
+static inline struct io_uring_buf_ring *op_buf_ring(struct io_uring *ring,
+						    unsigned n, int bgid,
+						    char *mem, unsigned blen)
+{
+	struct io_uring_buf_ring *br;
+	int err;
+
+	br = io_uring_setup_buf_ring(ring, n, bgid, 0, &err);
+	if (!br && err == -EINVAL)
+		SKIP("kernel lacks buffer rings");
+	CHECK(br, "setup_buf_ring: %d", err);
+	op_buf_ring_fill(br, n, mem, blen);
+	return br;
+}
+
+/* Whether the kernel reports a buffer ring's head (IORING_REGISTER_PBUF_STATUS,
+ * 6.8): where it does not, op_probe_buf_status notes it lacking and the
+ * head checks are left out. */
+static int op_buf_status = 1;
+
+static inline void op_probe_buf_status(struct io_uring *ring)
+{
+	uint16_t h;
+
+	if (io_uring_buf_ring_head(ring, 0xffff, &h) == -EINVAL &&
+	    tu_lacks_before(6, 8, "IORING_REGISTER_PBUF_STATUS"))
+		op_buf_status = 0;
+}
+
+static inline unsigned op_buf_head(struct io_uring *ring, int bgid)
+{
+	uint16_t h = 0xffff;
+
+	CHECK_EQ(io_uring_buf_ring_head(ring, bgid, &h), 0, "buf_ring_head");
+	return h;
+}
+
+#define OP_CHECK_HEAD(ring, bgid, want, what)				\
+	do {								\
+		if (op_buf_status)					\
+			CHECK_EQ(op_buf_head(ring, bgid), want, what);	\
+	} while (0)
 
 /* Result that means "this kernel/filesystem cannot": turn into a skip. */
 static inline void op_skip_if_unsupported(int res, const char *what)

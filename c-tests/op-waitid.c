@@ -21,6 +21,22 @@ static pid_t child_pausing(void)
 	return pid;
 }
 
+/* waitid arguments refused (or with nothing to wait for), in order */
+static const struct {
+	idtype_t type;
+	id_t id;
+	int options;
+	__u64 addr;	/* written over the SQE's addr when not 0 */
+	int res;
+	const char *what;
+} bad[] = {
+	{ P_ALL, 0, 0, 0, -EINVAL, "waitid without WEXITED/WSTOPPED/WCONTINUED" },
+	{ (idtype_t)77, 0, WEXITED, 0, -EINVAL, "waitid with an unknown idtype" },
+	{ P_PID, 0, WEXITED, 0, -EINVAL, "waitid P_PID 0" },
+	{ P_ALL, 0, WEXITED, 1, -EINVAL, "waitid with sqe->addr set" },
+	{ P_ALL, 0, WEXITED, 0, -ECHILD, "waitid with no children" },
+};
+
 static void more_cases(struct io_uring *ring)
 {
 	struct io_uring_sqe *sqe;
@@ -74,23 +90,16 @@ static void more_cases(struct io_uring *ring)
 	CHECK(si.si_pid == pid && si.si_code == CLD_KILLED, "P_PGID siginfo: pid %d code %d",
 	      si.si_pid, si.si_code);
 
-	/* bad input: no event asked for, unknown idtype, pid 0, sqe->addr */
-	sqe = op_sqe(ring);
-	io_uring_prep_waitid(sqe, P_ALL, 0, &si, 0, 0);
-	CHECK_EQ(op_run1(ring), -EINVAL, "waitid without WEXITED/WSTOPPED/WCONTINUED");
-	sqe = op_sqe(ring);
-	io_uring_prep_waitid(sqe, (idtype_t)77, 0, &si, WEXITED, 0);
-	CHECK_EQ(op_run1(ring), -EINVAL, "waitid with an unknown idtype");
-	sqe = op_sqe(ring);
-	io_uring_prep_waitid(sqe, P_PID, 0, &si, WEXITED, 0);
-	CHECK_EQ(op_run1(ring), -EINVAL, "waitid P_PID 0");
-	sqe = op_sqe(ring);
-	io_uring_prep_waitid(sqe, P_ALL, 0, &si, WEXITED, 0);
-	sqe->addr = 1;
-	CHECK_EQ(op_run1(ring), -EINVAL, "waitid with sqe->addr set");
-	sqe = op_sqe(ring);
-	io_uring_prep_waitid(sqe, P_ALL, 0, &si, WEXITED, 0);
-	CHECK_EQ(op_run1(ring), -ECHILD, "waitid with no children");
+	/* bad input: no event asked for, unknown idtype, pid 0, sqe->addr;
+	 * then a good one with no children left */
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		sqe = op_sqe(ring);
+		io_uring_prep_waitid(sqe, bad[i].type, bad[i].id, &si,
+				     bad[i].options, 0);
+		if (bad[i].addr)
+			sqe->addr = bad[i].addr;
+		CHECK_EQ(op_run1(ring), bad[i].res, bad[i].what);
+	}
 }
 
 /* A ring torn down with waits pending completes nothing, leaves no fd
@@ -184,11 +193,7 @@ int main(int argc, char **argv)
 		}
 		sqe = op_sqe(&ring);
 		io_uring_prep_waitid(sqe, P_PID, pid, &si, WEXITED, 0);
-		io_uring_sqe_set_flags(sqe, IOSQE_IO_LINK);
-		io_uring_sqe_set_data64(sqe, 1);
-		sqe = op_sqe(&ring);
-		io_uring_prep_link_timeout(sqe, &ts, 0);
-		io_uring_sqe_set_data64(sqe, 2);
+		op_link_timeout(&ring, sqe, &ts);
 		op_submit(&ring, 2);
 		op_wait_n(&ring, c, 2);
 		CHECK_EQ(c[0].res, -ECANCELED, "waitid cut by a link timeout");

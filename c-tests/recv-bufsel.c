@@ -32,36 +32,7 @@ static char mem[8][BL];
 
 static struct io_uring_buf_ring *mkring(unsigned n, int bgid)
 {
-	struct io_uring_buf_ring *br;
-	int err;
-
-	br = io_uring_setup_buf_ring(&ring, n, bgid, 0, &err);
-	if (!br && err == -EINVAL)
-		SKIP("kernel lacks buffer rings");
-	CHECK(br, "setup_buf_ring: %d", err);
-	for (unsigned i = 0; i < n; i++)
-		io_uring_buf_ring_add(br, mem[i], BL, i,
-				      io_uring_buf_ring_mask(n), i);
-	io_uring_buf_ring_advance(br, n);
-	return br;
-}
-
-/* Whether the kernel reports a ring's head (IORING_REGISTER_PBUF_STATUS,
- * 6.8): the head checks are left out where it does not. */
-static int have_status = 1;
-
-#define CHECK_HEAD(bgid, want, what)					\
-	do {								\
-		if (have_status)					\
-			CHECK_EQ(head_of(bgid), want, what);		\
-	} while (0)
-
-static unsigned head_of(int bgid)
-{
-	uint16_t h = 0xffff;
-
-	CHECK_EQ(io_uring_buf_ring_head(&ring, bgid, &h), 0, "head");
-	return h;
+	return op_buf_ring(&ring, n, bgid, mem[0], BL);
 }
 
 static void pair(int sv[2])
@@ -123,7 +94,7 @@ static void one_shot(void)
 		c = op_wait((op_submit(&ring, 1), &ring));
 		CHECK_EQ(c.res, -ENOTSOCK, "recv on a pipe");
 		CHECK_EQ(c.flags, 0, "no buffer");
-		CHECK_HEAD(2, 0, "ring untouched");
+		OP_CHECK_HEAD(&ring, 2, 0, "ring untouched");
 		CHECK_EQ(io_uring_free_buf_ring(&ring, br, 4, 2), 0, "free");
 		close(p[0]);
 		close(p[1]);
@@ -163,7 +134,7 @@ static void multishot(void)
 	CHECK_EQ(c.res, -ENOBUFS, "ring dry");
 	CHECK_EQ(c.flags, 0, "ENOBUFS ends it");
 	CHECK_EQ(read(sv[0], rest, sizeof(rest)), 4, "the rest stayed");
-	CHECK_HEAD(3, 4, "four buffers used");
+	OP_CHECK_HEAD(&ring, 3, 4, "four buffers used");
 
 	/* optlen: at most 12 bytes in all (each receive may overshoot) */
 	for (int i = 0; i < 4; i++)
@@ -224,7 +195,7 @@ static void bundles(void)
 	CHECK_EQ(c.res, 32, "bundle");
 	CHECK_EQ(c.flags & ~IORING_CQE_F_SOCK_NONEMPTY, IORING_CQE_F_BUFFER,
 		 "first buffer named");
-	CHECK_HEAD(4, 2, "two buffers consumed");
+	OP_CHECK_HEAD(&ring, 4, 2, "two buffers consumed");
 	CHECK(!memcmp(mem[0], "0123456789abcdef", 16) &&
 	      !memcmp(mem[1], "ghijklmnopqrstuv", 16), "bundle data in order");
 	CHECK_EQ(read(sv[0], rest, sizeof(rest)), 12, "rest");
@@ -252,7 +223,7 @@ static void bundles(void)
 		CHECK_EQ(c.res, 5 * BL, "send bundle of the 5 left");
 		CHECK_EQ(c.flags, IORING_CQE_F_BUFFER |
 			 3 << IORING_CQE_BUFFER_SHIFT, "from buffer 3");
-		CHECK_HEAD(4, 8, "all consumed");
+		OP_CHECK_HEAD(&ring, 4, 8, "all consumed");
 		CHECK_EQ(read(sv[1], rest, sizeof(rest)), 5 * BL, "peer");
 
 		sqe = op_sqe(&ring);
@@ -298,7 +269,7 @@ static void bundles(void)
 			CHECK_EQ(c.flags, IORING_CQE_F_BUFFER,
 				 "the cancelled send names buffer 0");
 		}
-		CHECK_HEAD(5, 1, "its buffer is consumed");
+		OP_CHECK_HEAD(&ring, 5, 1, "its buffer is consumed");
 	}
 	CHECK_EQ(io_uring_free_buf_ring(&ring, br, 8, 5), 0, "free");
 	close(sv[0]);
@@ -332,7 +303,7 @@ static void bundle_cut(void)
 	    tu_lacks_before(6, 18, "bundle buffers kept whole"))
 		goto out;
 	CHECK_EQ(br->bufs[0].len, BL, "the failed bundle left buffer 0 whole");
-	CHECK_HEAD(6, 0, "nothing consumed");
+	OP_CHECK_HEAD(&ring, 6, 0, "nothing consumed");
 
 	recv_sqe(sv[0], 1, 6, IORING_RECVSEND_BUNDLE, 31);
 	op_submit(&ring, 1);
@@ -342,7 +313,7 @@ static void bundle_cut(void)
 	CHECK_EQ(c.res, 1, "the waiting bundle takes the one byte asked");
 	CHECK_EQ(c.flags & ~IORING_CQE_F_SOCK_NONEMPTY, IORING_CQE_F_BUFFER,
 		 "buffer 0");
-	CHECK_HEAD(6, 1, "one buffer consumed");
+	OP_CHECK_HEAD(&ring, 6, 1, "one buffer consumed");
 	CHECK_EQ(br->bufs[0].len, BL, "buffer 0's entry still whole");
 	CHECK(mem[0][0] == 'a', "received byte");
 	CHECK_EQ(read(sv[0], rest, sizeof(rest)), 5, "the rest stays queued");
@@ -402,7 +373,7 @@ static void send_parts(void)
 	CHECK_EQ(c.res, BL, "second part: all of buffer 1");
 	CHECK_EQ(c.flags, IORING_CQE_F_BUFFER | 1 << IORING_CQE_BUFFER_SHIFT,
 		 "buffer 1 ends the bundle");
-	CHECK_HEAD(7, 2, "both consumed");
+	OP_CHECK_HEAD(&ring, 7, 2, "both consumed");
 	CHECK_EQ(read(sv[1], got, sizeof(got)), 4 + BL, "peer got both parts");
 	CHECK(!memcmp(got, "0123ghijklmnopqrstuv", 4 + BL), "parts in order");
 inc:
@@ -447,13 +418,7 @@ int main(int argc, char **argv)
 	tu_set_name(argv[0]);
 	op_ring(&ring, 16, 0);
 	op_need(&ring, IORING_OP_RECV, "IORING_OP_RECV");
-	{
-		uint16_t h;
-
-		if (io_uring_buf_ring_head(&ring, 0xffff, &h) == -EINVAL &&
-		    tu_lacks_before(6, 8, "IORING_REGISTER_PBUF_STATUS"))
-			have_status = 0;
-	}
+	op_probe_buf_status(&ring);
 	one_shot();
 	multishot();
 	bundles();

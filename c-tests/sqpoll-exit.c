@@ -14,17 +14,7 @@
 #include <liburing.h>
 #include <dirent.h>
 #include <sys/wait.h>
-#include "test-util.h"
-
-static int sqpoll_ring(struct io_uring *ring, unsigned entries, unsigned idle_ms)
-{
-	struct io_uring_params p;
-
-	memset(&p, 0, sizeof(p));
-	p.flags = IORING_SETUP_SQPOLL;
-	p.sq_thread_idle = idle_ms;
-	return io_uring_queue_init_params(entries, ring, &p);
-}
+#include "op-util.h"
 
 static int count(const char *dir)
 {
@@ -56,7 +46,7 @@ static void test_exit_busy(void)
 		int fds[2];
 		unsigned i = 0;
 
-		CHECK_EQ(sqpoll_ring(&ring, 256, 10), 0, "SQPOLL ring");
+		CHECK_EQ(op_sqpoll_ring(&ring, 256, 10), 0, "SQPOLL ring");
 		CHECK_EQ(pipe(fds), 0, "pipe");
 		for (; i < 4; i++) {
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
@@ -84,7 +74,7 @@ static void test_cycles(void)
 		struct io_uring ring;
 		struct io_uring_cqe *cqe;
 
-		CHECK_EQ(sqpoll_ring(&ring, 4, 0), 0, "SQPOLL ring in a cycle");
+		CHECK_EQ(op_sqpoll_ring(&ring, 4, 0), 0, "SQPOLL ring in a cycle");
 		if (i % 10 == 0) {
 			io_uring_prep_nop(io_uring_get_sqe(&ring));
 			CHECK(io_uring_submit(&ring) >= 0, "submit");
@@ -108,7 +98,7 @@ static void test_fork(void)
 	int status;
 	pid_t pid;
 
-	CHECK_EQ(sqpoll_ring(&ring, 8, 10), 0, "SQPOLL ring");
+	CHECK_EQ(op_sqpoll_ring(&ring, 8, 10), 0, "SQPOLL ring");
 	io_uring_prep_nop(io_uring_get_sqe(&ring));
 	CHECK(io_uring_submit(&ring) >= 0, "submit");
 	CHECK_EQ(io_uring_wait_cqe(&ring, &cqe), 0, "parent NOP");
@@ -146,7 +136,7 @@ static void test_fixed_files(void)
 	char out[4] = "abc", in[4] = { 0 };
 	int fds[2], sparse[2] = { -1, -1 };
 
-	CHECK_EQ(sqpoll_ring(&ring, 8, 0), 0, "SQPOLL ring");
+	CHECK_EQ(op_sqpoll_ring(&ring, 8, 0), 0, "SQPOLL ring");
 	CHECK_EQ(pipe(fds), 0, "pipe");
 	CHECK_EQ(io_uring_register_files(&ring, sparse, 2), 0, "register sparse files");
 	/* Updated while the thread polls. */
@@ -171,16 +161,9 @@ static void test_fixed_files(void)
 
 int main(int argc, char *argv[])
 {
-	struct io_uring ring;
-	int ret;
-
 	(void)argc;
 	tu_set_name(argv[0]);
-	ret = sqpoll_ring(&ring, 8, 0);
-	if (ret == -EPERM)
-		SKIP("SQPOLL not permitted for this user");
-	CHECK_EQ(ret, 0, "SQPOLL ring");
-	io_uring_queue_exit(&ring);
+	op_need_sqpoll();
 	test_exit_busy();
 	test_fixed_files();
 	test_fork();

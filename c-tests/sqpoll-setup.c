@@ -26,7 +26,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
-#include "test-util.h"
+#include "op-util.h"
 
 static int setup(struct io_uring *ring, unsigned flags, unsigned cpu, int wq_fd)
 {
@@ -382,16 +382,9 @@ static void test_overflow_flags(void)
 
 int main(int argc, char *argv[])
 {
-	struct io_uring ring;
-	int ret;
-
 	(void)argc;
 	tu_set_name(argv[0]);
-	ret = setup(&ring, IORING_SETUP_SQPOLL, 0, -1);
-	if (ret == -EPERM)
-		SKIP("SQPOLL not permitted for this user");
-	CHECK_EQ(ret, 0, "SQPOLL ring");
-	io_uring_queue_exit(&ring);
+	op_need_sqpoll();
 	test_refused();
 	test_features_and_affinity();
 	test_attach();

@@ -14,7 +14,7 @@
 #include <liburing.h>
 #include <pthread.h>
 #include <time.h>
-#include "test-util.h"
+#include "op-util.h"
 
 static long long now_us(void)
 {
@@ -22,16 +22,6 @@ static long long now_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
-}
-
-static int sqpoll_ring(struct io_uring *ring, unsigned entries, unsigned idle_ms)
-{
-	struct io_uring_params p;
-
-	memset(&p, 0, sizeof(p));
-	p.flags = IORING_SETUP_SQPOLL;
-	p.sq_thread_idle = idle_ms;
-	return io_uring_queue_init_params(entries, ring, &p);
 }
 
 static unsigned sq_flags(struct io_uring *ring)
@@ -42,13 +32,7 @@ static unsigned sq_flags(struct io_uring *ring)
 /* Queues n NOPs and submits them; returns the time of the submit. */
 static long long queue_nops(struct io_uring *ring, unsigned n, unsigned long long ud)
 {
-	for (unsigned i = 0; i < n; i++) {
-		struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
-
-		CHECK(sqe, "no sqe");
-		io_uring_prep_nop(sqe);
-		sqe->user_data = ud + i;
-	}
+	op_nops(ring, n, ud);
 	int ret = io_uring_submit(ring);
 
 	/* The SQEs the thread has not taken yet: older ones may be among
@@ -77,7 +61,7 @@ static void test_need_wakeup(void)
 	struct io_uring ring;
 	int slept = 0;
 
-	CHECK_EQ(sqpoll_ring(&ring, 8, 10), 0, "SQPOLL ring, 10 ms idle");
+	CHECK_EQ(op_sqpoll_ring(&ring, 8, 10), 0, "SQPOLL ring, 10 ms idle");
 	for (int r = 0; r < 5; r++) {
 		long long t;
 
@@ -114,7 +98,7 @@ static void test_race(void)
 	int slept = 0, awake = 0;
 	long long start = now_us();
 
-	CHECK_EQ(sqpoll_ring(&ring, 16, 1), 0, "SQPOLL ring, 1 ms idle");
+	CHECK_EQ(op_sqpoll_ring(&ring, 16, 1), 0, "SQPOLL ring, 1 ms idle");
 	for (int i = 0; i < 1500 && now_us() - start < 4000000; i++) {
 		unsigned n = 1 + (seed >> 16) % 4;
 
@@ -157,19 +141,13 @@ static void test_sqring_wait(void)
 	unsigned entries;
 	int ret;
 
-	CHECK_EQ(sqpoll_ring(&ring, 8, 5), 0, "SQPOLL ring, 5 ms idle");
+	CHECK_EQ(op_sqpoll_ring(&ring, 8, 5), 0, "SQPOLL ring, 5 ms idle");
 	entries = ring.sq.ring_entries;
 	for (int i = 0; i < 200 && !(sq_flags(&ring) & IORING_SQ_NEED_WAKEUP); i++)
 		usleep(5000);
 	CHECK(sq_flags(&ring) & IORING_SQ_NEED_WAKEUP, "thread asleep");
 	/* Fill the SQ and publish it without waking the thread. */
-	for (unsigned i = 0; i < entries; i++) {
-		struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
-
-		CHECK(sqe, "no sqe %u", i);
-		io_uring_prep_nop(sqe);
-		sqe->user_data = 500 + i;
-	}
+	op_nops(&ring, entries, 500);
 	CHECK(io_uring_get_sqe(&ring) == NULL, "SQ full");
 	io_uring_smp_store_release(ring.sq.ktail, ring.sq.sqe_tail);
 	ring.sq.sqe_head = ring.sq.sqe_tail;
@@ -191,16 +169,9 @@ static void test_sqring_wait(void)
 
 int main(int argc, char *argv[])
 {
-	struct io_uring ring;
-	int ret;
-
 	(void)argc;
 	tu_set_name(argv[0]);
-	ret = sqpoll_ring(&ring, 8, 0);
-	if (ret == -EPERM)
-		SKIP("SQPOLL not permitted for this user");
-	CHECK_EQ(ret, 0, "SQPOLL ring");
-	io_uring_queue_exit(&ring);
+	op_need_sqpoll();
 	test_need_wakeup();
 	test_race();
 	test_sqring_wait();

@@ -9,17 +9,11 @@
  */
 #define LIBURING_RS_SOURCE
 #include <liburing.h>
-#include "test-util.h"
+#include "op-util.h"
 
 static void nops_round(struct io_uring *ring, unsigned n, unsigned long long ud)
 {
-	for (unsigned i = 0; i < n; i++) {
-		struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
-
-		CHECK(sqe, "no sqe");
-		io_uring_prep_nop(sqe);
-		sqe->user_data = ud + i;
-	}
+	op_nops(ring, n, ud);
 	int ret = io_uring_submit(ring);
 
 	CHECK_EQ(ret, n, "submit on sqpoll ring");
@@ -38,17 +32,13 @@ static void nops_round(struct io_uring *ring, unsigned n, unsigned long long ud)
 
 int main(int argc, char *argv[])
 {
-	struct io_uring_params p;
 	struct io_uring ring;
 	int ret, saw_wakeup = 0;
 
 	(void)argc;
 	tu_set_name(argv[0]);
 
-	memset(&p, 0, sizeof(p));
-	p.flags = IORING_SETUP_SQPOLL;
-	p.sq_thread_idle = 10;	/* ms */
-	ret = io_uring_queue_init_params(8, &ring, &p);
+	ret = op_sqpoll_ring(&ring, 8, 10);
 	if (ret == -EPERM)
 		SKIP("SQPOLL not permitted for this user");
 	CHECK_EQ(ret, 0, "queue_init_params(SQPOLL)");
@@ -78,13 +68,7 @@ int main(int argc, char *argv[])
 	for (int i = 0; i < 100 && io_uring_sq_space_left(&ring) < ring.sq.ring_entries; i++)
 		usleep(20000);
 	/* Fill the SQ completely; sqring_wait waits for the thread to drain. */
-	for (unsigned i = 0; i < ring.sq.ring_entries; i++) {
-		struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
-
-		CHECK(sqe, "no sqe %u of %u", i, ring.sq.ring_entries);
-		io_uring_prep_nop(sqe);
-		sqe->user_data = 5000 + i;
-	}
+	op_nops(&ring, ring.sq.ring_entries, 5000);
 	CHECK(io_uring_get_sqe(&ring) == NULL, "SQ should be full");
 	ret = io_uring_submit(&ring);
 	CHECK_EQ(ret, ring.sq.ring_entries, "submit full SQ");

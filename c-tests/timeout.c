@@ -11,8 +11,7 @@
  *    were posted, well before its time;
  *  - io_uring_wait_cqes_min_timeout / io_uring_submit_and_wait_min_timeout.
  */
-#include <liburing.h>
-#include "test-util.h"
+#include "op-util.h"
 
 #define MSEC 1000000LL
 
@@ -44,15 +43,15 @@ static void reap_all(struct io_uring *ring)
 		io_uring_cqe_seen(ring, cqe);
 }
 
-static void queue_nops(struct io_uring *ring, unsigned n, unsigned long long ud)
+/* The wait returned 'cqe', one of the n nops queued from user_data 'ud',
+ * and all n are in the CQ; reaps them. */
+static void check_nops_done(struct io_uring *ring, struct io_uring_cqe *cqe,
+			    unsigned n, unsigned long long ud, const char *what)
 {
-	for (unsigned i = 0; i < n; i++) {
-		struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
-
-		CHECK(sqe, "get_sqe");
-		io_uring_prep_nop(sqe);
-		sqe->user_data = ud + i;
-	}
+	CHECK(cqe && cqe->user_data >= ud && cqe->user_data < ud + n,
+	      "%s: no or wrong cqe returned", what);
+	CHECK_EQ(io_uring_cq_ready(ring), n, what);
+	reap_all(ring);
 }
 
 static void test_wait_cqe_timeout(struct io_uring *ring)
@@ -66,7 +65,7 @@ static void test_wait_cqe_timeout(struct io_uring *ring)
 	check_elapsed(start, 50, "wait_cqe_timeout");
 
 	/* With a completion available it returns it at once. */
-	queue_nops(ring, 1, 7);
+	op_nops(ring, 1, 7);
 	CHECK_EQ(io_uring_submit(ring), 1, "submit");
 	ts = ts_ms(5000);
 	start = tu_now_ns();
@@ -84,7 +83,7 @@ static void test_submit_and_wait_timeout(struct io_uring *ring)
 	long long start;
 	int ret;
 
-	queue_nops(ring, 4, 100);
+	op_nops(ring, 4, 100);
 	ret = io_uring_submit_and_wait_timeout(ring, &cqe, 4, &ts, NULL);
 	CHECK(ret >= 0, "submit_and_wait_timeout: %s", strerror(-ret));
 	CHECK_EQ(ret, 4, "submit_and_wait_timeout submitted");
@@ -97,18 +96,15 @@ static void test_submit_and_wait_timeout(struct io_uring *ring)
 	 * timeout; since requests were submitted, the call reports the
 	 * submit count and hands back one of the CQEs that did arrive.
 	 */
-	queue_nops(ring, 2, 200);
+	op_nops(ring, 2, 200);
 	ts = ts_ms(40);
 	start = tu_now_ns();
 	cqe = NULL;
 	ret = io_uring_submit_and_wait_timeout(ring, &cqe, 3, &ts, NULL);
 	CHECK_EQ(ret, 2, "submit_and_wait_timeout waiting for 3 of 2");
 	check_elapsed(start, 40, "submit_and_wait_timeout");
-	CHECK(cqe && cqe->user_data >= 200 && cqe->user_data < 202,
-	      "no/wrong cqe returned");
-	CHECK_EQ(io_uring_cq_ready(ring), 2, "the 2 nops completed");
 	CHECK_EQ(io_uring_sq_ready(ring), 0, "sq not flushed");
-	reap_all(ring);
+	check_nops_done(ring, cqe, 2, 200, "submit_and_wait_timeout, 3 of 2");
 
 	/* Nothing to submit and nothing completes: -ETIME. */
 	ts = ts_ms(40);
@@ -125,14 +121,11 @@ static void test_wait_cqes(struct io_uring *ring)
 	long long start;
 	int ret;
 
-	queue_nops(ring, 3, 300);
+	op_nops(ring, 3, 300);
 	CHECK_EQ(io_uring_submit(ring), 3, "submit");
 	ret = io_uring_wait_cqes(ring, &cqe, 3, &ts, NULL);
 	CHECK_EQ(ret, 0, "wait_cqes for 3 completed nops");
-	CHECK(cqe && cqe->user_data >= 300 && cqe->user_data < 303,
-	      "wait_cqes returned wrong cqe");
-	CHECK_EQ(io_uring_cq_ready(ring), 3, "cq ready");
-	reap_all(ring);
+	check_nops_done(ring, cqe, 3, 300, "wait_cqes");
 
 	ts = ts_ms(30);
 	start = tu_now_ns();
@@ -170,7 +163,7 @@ static void test_op_timeout(struct io_uring *ring)
 	sqe->user_data = 0x2000;
 	CHECK_EQ(io_uring_submit(ring), 1, "submit counted timeout");
 	start = tu_now_ns();
-	queue_nops(ring, 3, 0x3000);
+	op_nops(ring, 3, 0x3000);
 	CHECK_EQ(io_uring_submit(ring), 3, "submit nops");
 
 	int got_timeout = 0, got_nops = 0;
@@ -233,7 +226,7 @@ static void test_min_timeout(struct io_uring *ring)
 	 * Wait for 8 with only 2 coming: once the min wait (20 ms) passed and
 	 * at least one CQE is there, the wait ends long before the 3 s total.
 	 */
-	queue_nops(ring, 2, 0x4000);
+	op_nops(ring, 2, 0x4000);
 	ts = ts_ms(3000);
 	start = tu_now_ns();
 	ret = io_uring_submit_and_wait_min_timeout(ring, &cqe, 8, &ts, 20000,
@@ -243,13 +236,10 @@ static void test_min_timeout(struct io_uring *ring)
 	CHECK(tu_now_ns() - start < 1500 * MSEC,
 	      "min timeout did not cut the wait short (%lld ms)",
 	      (tu_now_ns() - start) / MSEC);
-	CHECK(cqe && cqe->user_data >= 0x4000 && cqe->user_data < 0x4002,
-	      "wrong cqe");
-	CHECK_EQ(io_uring_cq_ready(ring), 2, "cq ready");
-	reap_all(ring);
+	check_nops_done(ring, cqe, 2, 0x4000, "submit_and_wait_min_timeout");
 
 	/* Enough completions: returns at once with a CQE. */
-	queue_nops(ring, 2, 0x5000);
+	op_nops(ring, 2, 0x5000);
 	ts = ts_ms(3000);
 	ret = io_uring_submit_and_wait_min_timeout(ring, &cqe, 2, &ts, 1000,
 						   NULL);
@@ -257,7 +247,7 @@ static void test_min_timeout(struct io_uring *ring)
 	CHECK_EQ(io_uring_cq_ready(ring), 2, "cq ready");
 	reap_all(ring);
 
-	queue_nops(ring, 1, 0x6000);
+	op_nops(ring, 1, 0x6000);
 	CHECK_EQ(io_uring_submit(ring), 1, "submit");
 	ts = ts_ms(3000);
 	ret = io_uring_wait_cqes_min_timeout(ring, &cqe, 1, &ts, 1000, NULL);

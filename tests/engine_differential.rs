@@ -189,6 +189,11 @@ struct Lib {
     register_files: unsafe extern "C" fn(*mut Ring, *const i32, u32) -> i32,
     register_buffers: unsafe extern "C" fn(*mut Ring, *const libc::iovec, u32) -> i32,
     ring_engine: unsafe extern "C" fn(*const Ring) -> i32,
+    // For the provided-buffer programs.
+    setup_buf_ring: unsafe extern "C" fn(*mut Ring, u32, i32, u32, *mut i32) -> *mut u8,
+    free_buf_ring: unsafe extern "C" fn(*mut Ring, *mut u8, u32, i32) -> i32,
+    buf_ring_add: unsafe extern "C" fn(*mut u8, *mut c_void, u32, u16, i32, i32),
+    buf_ring_advance: unsafe extern "C" fn(*mut u8, i32),
 }
 
 impl Lib {
@@ -225,6 +230,10 @@ impl Lib {
             register_files: sym!("io_uring_register_files"),
             register_buffers: sym!("io_uring_register_buffers"),
             ring_engine: sym!("liburing_rs_ring_engine"),
+            setup_buf_ring: sym!("io_uring_setup_buf_ring"),
+            free_buf_ring: sym!("io_uring_free_buf_ring"),
+            buf_ring_add: sym!("io_uring_buf_ring_add"),
+            buf_ring_advance: sym!("io_uring_buf_ring_advance"),
         })
     }
 }
@@ -1692,6 +1701,28 @@ fn kernel_available() -> bool {
 /// Both tests switch LIBURING_RS_ENGINE for the whole process: one at a time.
 static ENV_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// Checks the seeds FUZZ_SEED (default 1) onwards, FUZZ_N of them (default
+/// `default_n`, at most `max_n`), printing each one `check` fails after
+/// `prefix`. Gives back how many, the first and the failing seeds, and
+/// LIBURING_RS_ENGINE as it was (the runs set it).
+fn over_seeds(prefix: &str, default_n: u64, max_n: u64, mut check: impl FnMut(u64) -> Result<(), String>) -> (u64, u64, Vec<u64>) {
+    let n: u64 = std::env::var("FUZZ_N").ok().and_then(|v| v.parse().ok()).map_or(default_n, |v: u64| v.min(max_n));
+    let first: u64 = std::env::var("FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
+    let saved = std::env::var("LIBURING_RS_ENGINE").ok();
+    let mut failures = Vec::new();
+    for seed in first..first + n {
+        if let Err(e) = check(seed) {
+            eprintln!("{prefix}seed {seed}: {e}");
+            failures.push(seed);
+        }
+    }
+    match saved {
+        Some(v) => std::env::set_var("LIBURING_RS_ENGINE", v),
+        None => std::env::remove_var("LIBURING_RS_ENGINE"),
+    }
+    (n, first, failures)
+}
+
 #[test]
 fn engine_matches_kernel() {
     let _env = ENV_LOCK.lock().unwrap_or_else(|e| e.into_inner());
@@ -1706,12 +1737,8 @@ fn engine_matches_kernel() {
         eprintln!("engine_differential: not run: the kernel refuses io_uring, nothing to compare with");
         return;
     }
-    let n: u64 = std::env::var("FUZZ_N").ok().and_then(|v| v.parse().ok()).unwrap_or(150);
-    let first: u64 = std::env::var("FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
-    let saved = std::env::var("LIBURING_RS_ENGINE").ok();
-    let mut failures = Vec::new();
     let mut sqes = 0;
-    for seed in first..first + n {
+    let (n, first, failures) = over_seeds("", 150, u64::MAX, |seed| {
         let prog = generate(seed);
         sqes += prog.batches.iter().flatten().map(|c| c.ops.len()).sum::<usize>();
         let t0 = std::time::Instant::now();
@@ -1743,61 +1770,16 @@ fn engine_matches_kernel() {
                 }
             }
         }
-        let verdict = match (k, u) {
+        match (k, u) {
             (Ok(k), Ok(u)) => compare(&prog, &k, &u),
             (Err(e), _) | (_, Err(e)) => Err(e),
-        };
-        if let Err(e) = verdict {
-            eprintln!("seed {seed}: {e}");
-            failures.push(seed);
         }
-    }
-    match saved {
-        Some(v) => std::env::set_var("LIBURING_RS_ENGINE", v),
-        None => std::env::remove_var("LIBURING_RS_ENGINE"),
-    }
+    });
     eprintln!("engine_differential: {n} programs ({sqes} SQEs) from seed {first}, {} differ", failures.len());
     assert!(failures.is_empty(), "seeds where the engine differs from the kernel: {failures:?} (rerun one with FUZZ_SEED=s FUZZ_N=1)");
 }
 
 // ------------------------------------------- multishot with provided buffers
-
-/// The library calls the provided-buffer programs need beyond `Lib`.
-struct KbLib {
-    setup_buf_ring: unsafe extern "C" fn(*mut Ring, u32, i32, u32, *mut i32) -> *mut u8,
-    free_buf_ring: unsafe extern "C" fn(*mut Ring, *mut u8, u32, i32) -> i32,
-    buf_ring_add: unsafe extern "C" fn(*mut u8, *mut c_void, u32, u16, i32, i32),
-    buf_ring_advance: unsafe extern "C" fn(*mut u8, i32),
-}
-
-impl KbLib {
-    fn load() -> Option<KbLib> {
-        let path = std::env::var("LIBURING_FFI_SO")
-            .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/build/lib/liburing-ffi.so.2").to_string());
-        let c = CString::new(path).unwrap();
-        // SAFETY: dlopen of a library path; checked for null below.
-        let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
-        if h.is_null() {
-            return None;
-        }
-        let sym = |name: &str| {
-            let n = CString::new(name).unwrap();
-            // SAFETY: looking a name up in the library just opened.
-            let p = unsafe { libc::dlsym(h, n.as_ptr()) };
-            assert!(!p.is_null(), "{name} missing");
-            p
-        };
-        // SAFETY: each symbol has the signature of the field it fills.
-        unsafe {
-            Some(KbLib {
-                setup_buf_ring: std::mem::transmute::<*mut c_void, _>(sym("io_uring_setup_buf_ring")),
-                free_buf_ring: std::mem::transmute::<*mut c_void, _>(sym("io_uring_free_buf_ring")),
-                buf_ring_add: std::mem::transmute::<*mut c_void, _>(sym("io_uring_buf_ring_add")),
-                buf_ring_advance: std::mem::transmute::<*mut c_void, _>(sym("io_uring_buf_ring_advance")),
-            })
-        }
-    }
-}
 
 const OP_READ_MULTISHOT: u8 = 49;
 const SETUP_CQSIZE: u32 = 1 << 3;
@@ -1852,7 +1834,7 @@ fn kb_generate(seed: u64) -> KbProgram {
 /// What a run saw: per CQE (res, flags, the bytes it names).
 type KbSeen = Vec<(i32, u32, Vec<u8>)>;
 
-fn kb_run(lib: &Lib, kb: &KbLib, p: &KbProgram, engine: &str) -> Result<KbSeen, String> {
+fn kb_run(lib: &Lib, p: &KbProgram, engine: &str) -> Result<KbSeen, String> {
     std::env::set_var("LIBURING_RS_ENGINE", engine);
     let mut ring = Ring([0; 216]);
     let mut params = [0u8; 120];
@@ -1879,7 +1861,7 @@ fn kb_run(lib: &Lib, kb: &KbLib, p: &KbProgram, engine: &str) -> Result<KbSeen, 
     let mut err = 0;
     let flags = if p.inc { PBUF_RING_INC } else { 0 };
     // SAFETY: a live ring; the library returns the ring or null.
-    let br = unsafe { (kb.setup_buf_ring)(&mut ring, p.entries, 1, flags, &mut err) };
+    let br = unsafe { (lib.setup_buf_ring)(&mut ring, p.entries, 1, flags, &mut err) };
     if br.is_null() {
         return Err(format!("{engine}: setup_buf_ring {err}"));
     }
@@ -1889,8 +1871,8 @@ fn kb_run(lib: &Lib, kb: &KbLib, p: &KbProgram, engine: &str) -> Result<KbSeen, 
         mem[at..at + p.buf_len as usize].fill(0xee);
         // SAFETY: br is a live ring of `entries` entries; the buffer lies in `mem`.
         unsafe {
-            (kb.buf_ring_add)(br, mem.as_mut_ptr().add(at) as *mut c_void, p.buf_len, bid, mask, 0);
-            (kb.buf_ring_advance)(br, 1);
+            (lib.buf_ring_add)(br, mem.as_mut_ptr().add(at) as *mut c_void, p.buf_len, bid, mask, 0);
+            (lib.buf_ring_advance)(br, 1);
         }
     };
     for b in 0..p.entries as u16 {
@@ -2001,7 +1983,7 @@ fn kb_run(lib: &Lib, kb: &KbLib, p: &KbProgram, engine: &str) -> Result<KbSeen, 
     }
     // SAFETY: the ring and buffer ring set up above; our fds.
     unsafe {
-        (kb.free_buf_ring)(&mut ring, br, p.entries, 1);
+        (lib.free_buf_ring)(&mut ring, br, p.entries, 1);
         (lib.queue_exit)(&mut ring);
         libc::close(fds[0]);
         if fds[1] >= 0 {
@@ -2016,7 +1998,7 @@ fn kb_run(lib: &Lib, kb: &KbLib, p: &KbProgram, engine: &str) -> Result<KbSeen, 
 #[test]
 fn provided_buffers_match_kernel() {
     let _env = ENV_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let (Ok(lib), Some(kb)) = (Lib::load(), KbLib::load()) else {
+    let Ok(lib) = Lib::load() else {
         eprintln!("provided buffers: not run: no library (run `make lib` first)");
         return;
     };
@@ -2024,15 +2006,11 @@ fn provided_buffers_match_kernel() {
         eprintln!("provided buffers: not run: the kernel refuses io_uring");
         return;
     }
-    let n: u64 = std::env::var("FUZZ_N").ok().and_then(|v| v.parse().ok()).map_or(40, |v: u64| v.min(400));
-    let first: u64 = std::env::var("FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
-    let saved = std::env::var("LIBURING_RS_ENGINE").ok();
-    let mut failures = Vec::new();
-    for seed in first..first + n {
+    let (n, first, failures) = over_seeds("provided buffers ", 40, 400, |seed| {
         let p = kb_generate(seed);
-        let k = kb_run(&lib, &kb, &p, "kernel");
-        let u = kb_run(&lib, &kb, &p, "user");
-        let verdict = match (k, u) {
+        let k = kb_run(&lib, &p, "kernel");
+        let u = kb_run(&lib, &p, "user");
+        match (k, u) {
             (Ok(k), Ok(u)) if k == u => Ok(()),
             (Ok(k), Ok(u)) => {
                 let kf: Vec<_> = k.iter().map(|c| (c.0, c.1)).collect();
@@ -2040,16 +2018,8 @@ fn provided_buffers_match_kernel() {
                 Err(format!("{p:?}\n  kernel {kf:x?}\n  engine {uf:x?}"))
             }
             (Err(e), _) | (_, Err(e)) => Err(e),
-        };
-        if let Err(e) = verdict {
-            eprintln!("provided buffers seed {seed}: {e}");
-            failures.push(seed);
         }
-    }
-    match saved {
-        Some(v) => std::env::set_var("LIBURING_RS_ENGINE", v),
-        None => std::env::remove_var("LIBURING_RS_ENGINE"),
-    }
+    });
     eprintln!("provided buffers: {n} programs from seed {first}, {} differ", failures.len());
     assert!(failures.is_empty(), "seeds where the engine differs: {failures:?} (rerun with FUZZ_SEED=s FUZZ_N=1)");
 }

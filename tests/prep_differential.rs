@@ -87,6 +87,16 @@ type Bytes = [u8; 64];
 
 /// A golden SQE under construction.
 struct Gold(Bytes);
+
+/// One setter a field: `name: type = offset`, stored in native byte order.
+macro_rules! gold_fields {
+    ($($name:ident: $t:ty = $off:expr),* $(,)?) => {
+        $(fn $name(self, v: $t) -> Self {
+            self.put($off, &v.to_ne_bytes())
+        })*
+    };
+}
+
 impl Gold {
     fn new(opcode: u8) -> Self {
         let mut b = [0u8; 64];
@@ -97,38 +107,18 @@ impl Gold {
         self.0[off..off + v.len()].copy_from_slice(v);
         self
     }
-    fn flags(self, v: u8) -> Self {
-        self.put(1, &[v])
-    }
-    fn ioprio(self, v: u16) -> Self {
-        self.put(2, &v.to_ne_bytes())
-    }
-    fn fd(self, v: i32) -> Self {
-        self.put(4, &v.to_ne_bytes())
-    }
-    fn off(self, v: u64) -> Self {
-        self.put(8, &v.to_ne_bytes())
-    }
-    fn addr(self, v: u64) -> Self {
-        self.put(16, &v.to_ne_bytes())
-    }
-    fn len(self, v: u32) -> Self {
-        self.put(24, &v.to_ne_bytes())
-    }
-    fn op_flags(self, v: u32) -> Self {
-        self.put(28, &v.to_ne_bytes())
-    }
-    fn user_data(self, v: u64) -> Self {
-        self.put(32, &v.to_ne_bytes())
-    }
-    fn buf_index(self, v: u16) -> Self {
-        self.put(40, &v.to_ne_bytes())
-    }
-    fn file_index(self, v: u32) -> Self {
-        self.put(44, &v.to_ne_bytes())
-    }
-    fn addr3(self, v: u64) -> Self {
-        self.put(48, &v.to_ne_bytes())
+    gold_fields! {
+        flags: u8 = 1,
+        ioprio: u16 = 2,
+        fd: i32 = 4,
+        off: u64 = 8,
+        addr: u64 = 16,
+        len: u32 = 24,
+        op_flags: u32 = 28,
+        user_data: u64 = 32,
+        buf_index: u16 = 40,
+        file_index: u32 = 44,
+        addr3: u64 = 48,
     }
 }
 

@@ -16,12 +16,18 @@ fn after_setup(ring: Ring, entries: u32, flags: u32, ret: i32) {
     }
 }
 
+/// Runs a setup of `ring` and reports it; `flags` are the ones asked for,
+/// read before the setup writes the params back.
+fn init(ring: Ring, entries: u32, flags: u32, setup: impl FnOnce() -> i32) -> i32 {
+    let ret = setup();
+    after_setup(ring, entries, flags, ret);
+    ret
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_queue_init(entries: c_uint, ring: *mut IoUring, flags: c_uint) -> i32 {
     let ring = ring!(ring, EINVAL);
-    let ret = setup::queue_init(entries, ring, flags);
-    after_setup(ring, entries, flags, ret);
-    ret
+    init(ring, entries, flags, || setup::queue_init(entries, ring, flags))
 }
 
 #[no_mangle]
@@ -32,10 +38,7 @@ pub unsafe extern "C" fn io_uring_queue_init_params(
 ) -> i32 {
     let ring = ring!(ring, EINVAL);
     let p = arg!(p, EINVAL);
-    let flags = p.flags;
-    let ret = setup::queue_init_params(entries, ring, p);
-    after_setup(ring, entries, flags, ret);
-    ret
+    init(ring, entries, p.flags, || setup::queue_init_params(entries, ring, p))
 }
 
 #[no_mangle]
@@ -48,10 +51,7 @@ pub unsafe extern "C" fn io_uring_queue_init_mem(
 ) -> i32 {
     let ring = ring!(ring, EINVAL);
     let p = arg!(p, EINVAL);
-    let flags = p.flags;
-    let ret = setup::queue_init_mem(entries, ring, p, buf, buf_size);
-    after_setup(ring, entries, flags, ret);
-    ret
+    init(ring, entries, p.flags, || setup::queue_init_mem(entries, ring, p, buf, buf_size))
 }
 
 #[no_mangle]
@@ -64,10 +64,7 @@ pub unsafe extern "C" fn __io_uring_queue_init_params(
 ) -> i32 {
     let ring = ring!(ring, EINVAL);
     let p = arg!(p, EINVAL);
-    let flags = p.flags;
-    let ret = setup::queue_init_params_raw(entries, ring, p, buf, buf_size);
-    after_setup(ring, entries, flags, ret);
-    ret
+    init(ring, entries, p.flags, || setup::queue_init_params_raw(entries, ring, p, buf, buf_size))
 }
 
 #[no_mangle]

@@ -138,12 +138,21 @@ fn read_val<T: Copy + Default>(addr: u64) -> Result<T, i32> {
     Ok(read_array::<T>(addr, 1)?[0])
 }
 
+/// A struct the caller sized as `size` bytes: -EINVAL for another size.
+fn read_sized<T: Copy + Default>(addr: u64, size: u32) -> Result<T, i32> {
+    if size as usize != core::mem::size_of::<T>() {
+        return Err(-libc::EINVAL);
+    }
+    read_val(addr)
+}
+
 fn post_tags(ctx: &Ctx, tags: Vec<Cqe>) {
     ctx.post_all(&tags, super::req::Mode::Inline);
 }
 
-/// Runs `f` on the ring's tables and then posts any tag CQEs it owed.
-fn with_rsrc<R>(ctx: &Ctx, f: impl FnOnce(&mut Rsrc) -> R) -> R {
+/// Runs `f` on the ring's tables and then posts any tag CQEs it owed;
+/// its error is the call's result.
+fn with_rsrc(ctx: &Ctx, f: impl FnOnce(&mut Rsrc) -> Result<i32, i32>) -> i32 {
     let (ret, tags) = {
         let mut g = ctx.rsrc.lock();
         let ret = f(&mut g);
@@ -152,7 +161,36 @@ fn with_rsrc<R>(ctx: &Ctx, f: impl FnOnce(&mut Rsrc) -> R) -> R {
     if !tags.is_empty() {
         post_tags(ctx, tags);
     }
-    ret
+    ret.unwrap_or_else(|e| e)
+}
+
+/// The `nr` entries (read by `read`) and tags of a registration or
+/// update; no entries at all is -EINVAL.
+fn read_batch<T>(nr: u32, tags: u64, read: impl FnOnce(usize) -> Result<Vec<T>, i32>) -> Result<(Vec<T>, Vec<u64>), i32> {
+    if nr == 0 {
+        return Err(-libc::EINVAL);
+    }
+    Ok((read(nr as usize)?, read_or(tags, nr as usize, 0)?))
+}
+
+/// Checks that slots `offset..offset + nr` exist: -ENXIO without a
+/// table, -EINVAL past its end.
+fn check_span<T>(table: &Option<Vec<T>>, offset: u32, nr: u32) -> Result<(), i32> {
+    let len = table.as_ref().ok_or(-libc::ENXIO)?.len();
+    if offset as u64 + nr as u64 > len as u64 {
+        return Err(-libc::EINVAL);
+    }
+    Ok(())
+}
+
+/// A batch that stops at its first error reports how many it did, or
+/// that error when it did none.
+fn partial(done: i32, err: i32) -> i32 {
+    if done != 0 {
+        done
+    } else {
+        err
+    }
 }
 
 /// A file for the table: a dup of `fd`, refusing the engine's own rings.
@@ -173,40 +211,34 @@ fn nofile_limit() -> u64 {
 }
 
 fn register_files_common(ctx: &Ctx, fds: u64, tags: u64, nr: u32, sparse: bool) -> i32 {
-    if nr == 0 {
-        return -libc::EINVAL;
-    }
-    if nr > MAX_FILES || nr as u64 > nofile_limit() {
+    // Zero files is -EINVAL (from read_batch), checked before the limit.
+    if nr != 0 && (nr > MAX_FILES || nr as u64 > nofile_limit()) {
         return -libc::EMFILE;
     }
-    let fdv: Vec<i32> = match read_or(if sparse { 0 } else { fds }, nr as usize, -1) {
-        Ok(v) => v,
-        Err(e) => return e,
-    };
-    let tagv: Vec<u64> = match read_or(tags, nr as usize, 0) {
+    let (fdv, tagv) = match read_batch(nr, tags, |n| read_or(if sparse { 0 } else { fds }, n, -1)) {
         Ok(v) => v,
         Err(e) => return e,
     };
     with_rsrc(ctx, |rs| {
         if rs.files.is_some() {
-            return -libc::EBUSY;
+            return Err(-libc::EBUSY);
         }
         let mut table = alloc::vec![None; nr as usize];
         for (i, (&fd, &tag)) in fdv.iter().zip(tagv.iter()).enumerate() {
             if fd == -1 {
                 if tag != 0 {
-                    return fail_files(table, -libc::EINVAL);
+                    return Err(fail_files(table, -libc::EINVAL));
                 }
                 continue;
             }
             match take_file(fd) {
                 Ok(d) => table[i] = Some(FileSlot { fd: d, tag }),
-                Err(e) => return fail_files(table, e),
+                Err(e) => return Err(fail_files(table, e)),
             }
         }
         rs.set_files(nr as usize);
         rs.files = Some(table);
-        0
+        Ok(0)
     })
 }
 
@@ -224,10 +256,7 @@ pub(crate) fn register_files(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
 
 /// IORING_REGISTER_FILES2 and IORING_REGISTER_BUFFERS2.
 pub(crate) fn register_rsrc2(ctx: &Ctx, arg: u64, size: u32, files: bool) -> i32 {
-    if size as usize != core::mem::size_of::<io_uring_rsrc_register>() {
-        return -libc::EINVAL;
-    }
-    let r: io_uring_rsrc_register = match read_val(arg) {
+    let r: io_uring_rsrc_register = match read_sized(arg, size) {
         Ok(v) => v,
         Err(e) => return e,
     };
@@ -247,35 +276,22 @@ pub(crate) fn register_rsrc2(ctx: &Ctx, arg: u64, size: u32, files: bool) -> i32
 
 /// IORING_UNREGISTER_FILES.
 pub(crate) fn unregister_files(ctx: &Ctx) -> i32 {
-    with_rsrc(ctx, |rs| match rs.files.take() {
-        None => -libc::ENXIO,
-        Some(t) => {
-            for s in t.into_iter().flatten() {
-                rs.drop_file(s);
-            }
-            0
+    with_rsrc(ctx, |rs| {
+        for s in rs.files.take().ok_or(-libc::ENXIO)?.into_iter().flatten() {
+            rs.drop_file(s);
         }
+        Ok(0)
     })
 }
 
 /// Updates `nr` file slots from `offset`; returns how many were done.
 pub(crate) fn update_files(ctx: &Ctx, offset: u32, fds: u64, tags: u64, nr: u32) -> i32 {
-    if nr == 0 {
-        return -libc::EINVAL;
-    }
-    let fdv: Vec<i32> = match read_array(fds, nr as usize) {
-        Ok(v) => v,
-        Err(e) => return e,
-    };
-    let tagv: Vec<u64> = match read_or(tags, nr as usize, 0) {
+    let (fdv, tagv) = match read_batch(nr, tags, |n| read_array::<i32>(fds, n)) {
         Ok(v) => v,
         Err(e) => return e,
     };
     with_rsrc(ctx, |rs| {
-        let Some(len) = rs.files.as_ref().map(|t| t.len()) else { return -libc::ENXIO };
-        if offset as u64 + nr as u64 > len as u64 {
-            return -libc::EINVAL;
-        }
+        check_span(&rs.files, offset, nr)?;
         let mut done = 0;
         let mut err = 0;
         for (i, (&fd, &tag)) in fdv.iter().zip(tagv.iter()).enumerate() {
@@ -310,11 +326,7 @@ pub(crate) fn update_files(ctx: &Ctx, offset: u32, fds: u64, tags: u64, nr: u32)
             }
             done += 1;
         }
-        if done != 0 {
-            done
-        } else {
-            err
-        }
+        Ok(partial(done, err))
     })
 }
 
@@ -332,10 +344,7 @@ pub(crate) fn register_files_update(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
 
 /// IORING_REGISTER_FILES_UPDATE2 and IORING_REGISTER_BUFFERS_UPDATE.
 pub(crate) fn register_update2(ctx: &Ctx, arg: u64, size: u32, files: bool) -> i32 {
-    if size as usize != core::mem::size_of::<io_uring_rsrc_update2>() {
-        return -libc::EINVAL;
-    }
-    let up: io_uring_rsrc_update2 = match read_val(arg) {
+    let up: io_uring_rsrc_update2 = match read_sized(arg, size) {
         Ok(v) => v,
         Err(e) => return e,
     };
@@ -361,12 +370,12 @@ pub(crate) fn register_alloc_range(ctx: &Ctx, arg: u64) -> i32 {
     let Some(end) = r.off.checked_add(r.len) else { return -libc::EOVERFLOW };
     with_rsrc(ctx, |rs| {
         if end as usize > rs.files.as_ref().map_or(0, |t| t.len()) {
-            return -libc::EINVAL;
+            return Err(-libc::EINVAL);
         }
         rs.alloc_lo = r.off;
         rs.alloc_hi = r.off + r.len;
         rs.alloc_hint = r.off;
-        0
+        Ok(0)
     })
 }
 
@@ -385,9 +394,11 @@ fn check_buf(iov: &libc::iovec, tag: u64) -> Result<Option<BufSlot>, i32> {
     Ok(Some(BufSlot { addr, len, tag }))
 }
 
-fn read_iovecs(addr: u64, nr: u32) -> Result<Vec<libc::iovec>, i32> {
-    let mut v: Vec<libc::iovec> = (0..nr).map(|_| libc::iovec { iov_base: core::ptr::null_mut(), iov_len: 0 }).collect();
-    let bytes = nr as usize * core::mem::size_of::<libc::iovec>();
+const EMPTY_IOV: libc::iovec = libc::iovec { iov_base: core::ptr::null_mut(), iov_len: 0 };
+
+fn read_iovecs(addr: u64, nr: usize) -> Result<Vec<libc::iovec>, i32> {
+    let mut v = alloc::vec![EMPTY_IOV; nr];
+    let bytes = nr * core::mem::size_of::<libc::iovec>();
     os::copy_from_user(v.as_mut_ptr() as *mut u8, addr, bytes)?;
     Ok(v)
 }
@@ -422,18 +433,11 @@ fn account(rs: &mut Rsrc, add: u64, drop: u64) -> Result<(), i32> {
 }
 
 fn register_buffers_common(ctx: &Ctx, iovs: u64, tags: u64, nr: u32, sparse: bool) -> i32 {
-    if nr == 0 || nr > MAX_BUFFERS {
+    if nr > MAX_BUFFERS {
         return -libc::EINVAL;
     }
-    let iov = if sparse || iovs == 0 {
-        (0..nr).map(|_| libc::iovec { iov_base: core::ptr::null_mut(), iov_len: 0 }).collect()
-    } else {
-        match read_iovecs(iovs, nr) {
-            Ok(v) => v,
-            Err(e) => return e,
-        }
-    };
-    let tagv: Vec<u64> = match read_or(tags, nr as usize, 0) {
+    let read = |n| if sparse || iovs == 0 { Ok(alloc::vec![EMPTY_IOV; n]) } else { read_iovecs(iovs, n) };
+    let (iov, tagv) = match read_batch(nr, tags, read) {
         Ok(v) => v,
         Err(e) => return e,
     };
@@ -447,13 +451,11 @@ fn register_buffers_common(ctx: &Ctx, iovs: u64, tags: u64, nr: u32, sparse: boo
     let bytes = table.iter().flatten().map(pinned).sum();
     with_rsrc(ctx, |rs| {
         if rs.bufs.is_some() {
-            return -libc::EBUSY;
+            return Err(-libc::EBUSY);
         }
-        if let Err(e) = account(rs, bytes, 0) {
-            return e;
-        }
+        account(rs, bytes, 0)?;
         rs.bufs = Some(table);
-        0
+        Ok(0)
     })
 }
 
@@ -464,55 +466,39 @@ pub(crate) fn register_buffers(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
 
 /// IORING_UNREGISTER_BUFFERS.
 pub(crate) fn unregister_buffers(ctx: &Ctx) -> i32 {
-    with_rsrc(ctx, |rs| match rs.bufs.take() {
-        None => -libc::ENXIO,
-        Some(t) => {
-            for b in t.into_iter().flatten() {
-                if b.tag != 0 {
-                    rs.tags.push(Cqe::new(b.tag, 0, 0));
-                }
+    with_rsrc(ctx, |rs| {
+        for b in rs.bufs.take().ok_or(-libc::ENXIO)?.into_iter().flatten() {
+            if b.tag != 0 {
+                rs.tags.push(Cqe::new(b.tag, 0, 0));
             }
-            rs.locked = 0;
-            0
         }
+        rs.locked = 0;
+        Ok(0)
     })
 }
 
 fn update_buffers(ctx: &Ctx, offset: u32, iovs: u64, tags: u64, nr: u32) -> i32 {
-    if nr == 0 {
-        return -libc::EINVAL;
-    }
-    let iov = match read_iovecs(iovs, nr) {
-        Ok(v) => v,
-        Err(e) => return e,
-    };
-    let tagv: Vec<u64> = match read_or(tags, nr as usize, 0) {
+    let (iov, tagv) = match read_batch(nr, tags, |n| read_iovecs(iovs, n)) {
         Ok(v) => v,
         Err(e) => return e,
     };
     with_rsrc(ctx, |rs| {
-        let Some(len) = rs.bufs.as_ref().map(|t| t.len()) else { return -libc::ENXIO };
-        if offset as u64 + nr as u64 > len as u64 {
-            return -libc::EINVAL;
-        }
+        check_span(&rs.bufs, offset, nr)?;
         let mut done = 0;
         for (i, (v, &t)) in iov.iter().zip(tagv.iter()).enumerate() {
-            let new = match check_buf(v, t) {
+            let drop = rs.bufs.as_ref().expect("checked above")[offset as usize + i].as_ref().map_or(0, pinned);
+            let step = check_buf(v, t).and_then(|new| account(rs, new.as_ref().map_or(0, pinned), drop).map(|_| new));
+            let new = match step {
                 Ok(s) => s,
-                Err(e) => return if done != 0 { done } else { e },
+                Err(e) => return Ok(partial(done, e)),
             };
-            let slot = &rs.bufs.as_ref().expect("checked above")[offset as usize + i];
-            let (add, drop) = (new.as_ref().map_or(0, pinned), slot.as_ref().map_or(0, pinned));
-            if let Err(e) = account(rs, add, drop) {
-                return if done != 0 { done } else { e };
-            }
             let old = core::mem::replace(&mut rs.bufs.as_mut().expect("checked above")[offset as usize + i], new);
             if let Some(o) = old.filter(|o| o.tag != 0) {
                 rs.tags.push(Cqe::new(o.tag, 0, 0));
             }
             done += 1;
         }
-        done
+        Ok(done)
     })
 }
 
@@ -553,16 +539,13 @@ pub(crate) fn install_fixed(ctx: &Ctx, fd: i32, slot: u32) -> i32 {
         } else {
             rs.install(slot, fd).map(|_| 0)
         };
-        r.unwrap_or_else(|e| {
-            os::close(fd);
-            e
-        })
+        r.inspect_err(|_| os::close(fd))
     })
 }
 
 /// Removes fixed file `slot` (IORING_OP_CLOSE with a file index).
 pub(crate) fn close_fixed(ctx: &Ctx, slot: u32) -> i32 {
-    with_rsrc(ctx, |rs| rs.remove(slot).map(|_| 0).unwrap_or_else(|e| e))
+    with_rsrc(ctx, |rs| rs.remove(slot).map(|_| 0))
 }
 
 fn update_prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
@@ -610,7 +593,7 @@ fn update_issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
         }
         done += 1;
     }
-    Issued::Done(if done != 0 { done } else { err }, 0)
+    Issued::Done(partial(done, err), 0)
 }
 
 pub(crate) const FILES_UPDATE: OpDef = OpDef { prep: update_prep, issue: update_issue, iopoll: true, ..BASE };

@@ -498,6 +498,18 @@ fn timed_wait(
     }
 }
 
+/// Checks that a wait which needs kernel `feature` can be made: -EBADF
+/// on a dead ring, -EINVAL without the feature.
+fn live_with(ring: Ring, feature: u32) -> Result<(), i32> {
+    if ring.is_dead() {
+        return Err(-libc::EBADF);
+    }
+    if !ring.has_feature(feature) {
+        return Err(-libc::EINVAL);
+    }
+    Ok(())
+}
+
 /// `io_uring_wait_cqes`.
 pub fn wait_cqes(
     ring: Ring,
@@ -518,11 +530,8 @@ pub fn wait_cqes_min_timeout(
     min_wait_usec: u32,
     sigmask: *const libc::sigset_t,
 ) -> i32 {
-    if ring.is_dead() {
-        return -libc::EBADF;
-    }
-    if !ring.has_feature(IORING_FEAT_MIN_TIMEOUT) {
-        return -libc::EINVAL;
+    if let Err(e) = live_with(ring, IORING_FEAT_MIN_TIMEOUT) {
+        return e;
     }
     wait_ext_arg(ring, cqe_ptr, 0, wait_nr, ts, min_wait_usec, sigmask)
 }
@@ -547,11 +556,8 @@ pub fn submit_and_wait_min_timeout(
     min_wait_usec: u32,
     sigmask: *const libc::sigset_t,
 ) -> i32 {
-    if ring.is_dead() {
-        return -libc::EBADF;
-    }
-    if !ring.has_feature(IORING_FEAT_MIN_TIMEOUT) {
-        return -libc::EINVAL;
+    if let Err(e) = live_with(ring, IORING_FEAT_MIN_TIMEOUT) {
+        return e;
     }
     timed_wait(ring, cqe_ptr, wait_nr, ts, min_wait_usec, sigmask, true)
 }
@@ -564,11 +570,8 @@ pub fn submit_and_wait_reg(
     wait_nr: u32,
     reg_index: i32,
 ) -> i32 {
-    if ring.is_dead() {
-        return -libc::EBADF;
-    }
-    if !ring.has_feature(IORING_FEAT_EXT_ARG) {
-        return -libc::EINVAL;
+    if let Err(e) = live_with(ring, IORING_FEAT_EXT_ARG) {
+        return e;
     }
     // The kernel takes the slot's byte offset in place of a pointer.
     let offset = (reg_index as isize as usize).wrapping_mul(core::mem::size_of::<io_uring_reg_wait>());
