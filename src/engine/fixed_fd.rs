@@ -19,6 +19,10 @@ fn prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
     if s.op_flags & !IORING_FIXED_FD_NO_CLOEXEC != 0 {
         return Err(-libc::EINVAL);
     }
+    // The fd goes to the submitter's table, with the submitter's rights.
+    if r.flags & super::req::rf::CREDS != 0 {
+        return Err(-libc::EPERM);
+    }
     Ok(())
 }
 

@@ -138,9 +138,11 @@ unsafe fn take_over(ctx: &Ctx) {
         ctx.sig_waiters.reset_after_fork();
         ctx.wait_region.reset_after_fork();
         ctx.napi.reset_after_fork();
+        ctx.personalities.reset_after_fork();
         ctx.ready.after_fork_child();
     }
     core::mem::forget(core::mem::take(&mut *ctx.sig_waiters.lock()));
+    ctx.personalities.lock().reset_after_fork();
     ctx.users.store(0, Ordering::Relaxed);
     ctx.cq_waiters.store(0, Ordering::Relaxed);
     ctx.nr_sig_waiters.store(0, Ordering::Relaxed);

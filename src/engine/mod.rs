@@ -17,12 +17,15 @@
 //! | `opdef.rs` | opdef.c (one row per opcode) |
 //! | `nop.rs` ... | one file per op family |
 //! | `register.rs`, `rsrc.rs` | register.c, rsrc.c, filetable.c |
+//! | `creds.rs` | personalities (register.c, the creds override in io_uring.c) |
+//! | `fork.rs` | (none: a kernel ring is one object, shared across fork() as is) |
 //! | `io_wq.rs` | io-wq.c (worker pool) |
 //! | `sqpoll.rs` | sqpoll.c (the SQPOLL thread) |
 //! | `readiness.rs`, `reactor.rs` | poll.c's wait queues and task work, the timeout hrtimers |
 
 mod advise;
 mod cancel;
+mod creds;
 mod ctx;
 mod epoll;
 mod fork;

@@ -47,6 +47,8 @@ pub(crate) unsafe fn register(r: &RingRef, opcode: u32, arg: *const core::ffi::c
         IORING_REGISTER_PBUF_RING => kbuf::register_ring(ctx, arg, nr),
         IORING_UNREGISTER_PBUF_RING => kbuf::unregister_ring(ctx, arg, nr),
         IORING_REGISTER_PBUF_STATUS => kbuf::status(ctx, arg, nr),
+        IORING_REGISTER_PERSONALITY => super::creds::register(ctx, arg, nr),
+        IORING_UNREGISTER_PERSONALITY => super::creds::unregister(ctx, arg, nr),
         IORING_REGISTER_NAPI => napi::register(ctx, arg, nr),
         IORING_UNREGISTER_NAPI => napi::unregister(ctx, arg, nr),
         IORING_REGISTER_SYNC_CANCEL if nr == 1 => super::cancel::sync_cancel(ctx, arg),

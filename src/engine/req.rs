@@ -61,6 +61,8 @@ pub(crate) mod rf {
     pub const QUIET: u32 = 1 << 10;
     /// Heads a chain that waits behind a drain barrier (IOSQE_IO_DRAIN).
     pub const DRAIN: u32 = 1 << 8;
+    /// Runs with the credentials `sqe.personality` named (see creds.rs).
+    pub const CREDS: u32 = 1 << 11;
 }
 
 /// How the current thread may issue: `Inline` and `Reactor` must never
@@ -222,6 +224,9 @@ pub(crate) fn free(ctx: &Ctx, req: ReqPtr) {
     } else {
         if r.flags & rf::OWN_FILE != 0 {
             os::close(r.file);
+        }
+        if r.flags & rf::CREDS != 0 {
+            super::creds::release(ctx, r.id);
         }
         // SAFETY: allocated by `alloc` through Box and owned by us.
         drop(unsafe { Box::from_raw(req.0.as_ptr()) });
@@ -516,9 +521,12 @@ fn issue_step(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Option<ReqPtr> {
         Issued::Done(-libc::ECANCELED, 0)
     } else if mode != Mode::Worker && (def.force_async || (first && r.sqe.has(IOSQE_ASYNC))) {
         Issued::Again
+    } else if mode != Mode::Worker && r.flags & rf::CREDS != 0 && super::creds::differ(ctx, r.id) {
+        // Only a worker takes on other credentials (see creds.rs).
+        Issued::Blocking
     } else {
         match resolve_file(ctx, r, def) {
-            Ok(()) => match (def.issue)(ctx, req, mode) {
+            Ok(()) => match issue_as(ctx, req, mode, def) {
                 Issued::Done(res, f) if res < 0 && !def.error_fails => {
                     r.flags |= rf::NOFAIL;
                     Issued::Done(res, f)
@@ -546,6 +554,16 @@ fn issue_step(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Option<ReqPtr> {
         timeout::arm_linked(ctx, lt);
     }
     next
+}
+
+/// Runs the op, with the request's credentials if it has any (a worker).
+fn issue_as(ctx: &Ctx, req: ReqPtr, mode: Mode, def: &opdef::OpDef) -> Issued {
+    // SAFETY: the caller owns the request.
+    let r = unsafe { req.get() };
+    if r.flags & rf::CREDS == 0 {
+        return (def.issue)(ctx, req, mode);
+    }
+    super::creds::with(ctx, r.id, || (def.issue)(ctx, req, mode)).unwrap_or_else(|e| Issued::Done(e, 0))
 }
 
 /// Finds the fd an op works on: a registered file or the SQE's fd.

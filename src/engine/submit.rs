@@ -388,8 +388,8 @@ fn init(ctx: &Ctx, st: &mut SubmitState, req: ReqPtr, prev: Option<u8>, drain: &
         return Err(-libc::EINVAL);
     }
     if r.sqe.personality != 0 {
-        // No personalities can be registered on an engine ring.
-        return Err(-libc::EINVAL);
+        super::creds::take(ctx, r.sqe.personality, r.id)?;
+        r.flags |= super::req::rf::CREDS;
     }
     (def.prep)(ctx, r)?;
     // A link timeout guards the request before it, which must exist and
