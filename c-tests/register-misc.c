@@ -281,6 +281,31 @@ static void clock_test(void)
 
 	CHECK_EQ(io_uring_wait_cqe_timeout(&ring, &cqe, &ts), -ETIME,
 		 "timed wait");
+
+	/* An absolute wait timeout counts in the registered clock. */
+	reg.__resv[0] = 0;
+	reg.clockid = CLOCK_BOOTTIME;
+	CHECK_EQ(io_uring_register_clock(&ring, &reg), 0, "boottime again");
+	{
+		struct timespec now;
+		struct io_uring_getevents_arg arg = { .ts = (unsigned long)&ts };
+		long long start = tu_now_ns(), took;
+
+		clock_gettime(CLOCK_BOOTTIME, &now);
+		ts.tv_sec = now.tv_sec;
+		ts.tv_nsec = now.tv_nsec + 20000000;
+		ret = io_uring_enter2(ring.ring_fd, 0, 1,
+				      IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG |
+				      IORING_ENTER_ABS_TIMER, &arg, sizeof(arg));
+		took = tu_now_ns() - start;
+		if (ret == -EINVAL && tu_lacks_before(6, 12, "IORING_ENTER_ABS_TIMER")) {
+			io_uring_queue_exit(&ring);
+			return;
+		}
+		CHECK_EQ(ret, -ETIME, "absolute boottime wait");
+		CHECK(took >= 15000000 && took < 1000000000,
+		      "absolute boottime wait took %lld ns, want about 20 ms", took);
+	}
 	io_uring_queue_exit(&ring);
 }
 

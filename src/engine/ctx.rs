@@ -169,6 +169,8 @@ pub(crate) struct Ctx {
     pub nr_sig_waiters: AtomicU32,
     /// A registered wait-argument region (address, bytes).
     pub wait_region: Mutex<(u64, usize)>,
+    /// Absolute wait timeouts count in CLOCK_BOOTTIME (IORING_REGISTER_CLOCK).
+    pub clock_boottime: AtomicBool,
     /// Registered credentials (IORING_REGISTER_PERSONALITY).
     pub personalities: Mutex<super::creds::Personalities>,
     /// NAPI busy-poll settings (IORING_REGISTER_NAPI).

@@ -48,6 +48,7 @@ pub(crate) unsafe fn register(r: &RingRef, opcode: u32, arg: *const core::ffi::c
         IORING_UNREGISTER_PBUF_RING => kbuf::unregister_ring(ctx, arg, nr),
         IORING_REGISTER_PBUF_STATUS => kbuf::status(ctx, arg, nr),
         IORING_REGISTER_PERSONALITY => super::creds::register(ctx, arg, nr),
+        IORING_REGISTER_CLOCK => clock(ctx, arg, nr),
         IORING_UNREGISTER_PERSONALITY => super::creds::unregister(ctx, arg, nr),
         IORING_REGISTER_NAPI => napi::register(ctx, arg, nr),
         IORING_UNREGISTER_NAPI => napi::unregister(ctx, arg, nr),
@@ -101,6 +102,27 @@ fn probe(arg: u64, nr: u32) -> i32 {
         Ok(()) => 0,
         Err(e) => e,
     }
+}
+
+/// IORING_REGISTER_CLOCK: the clock of absolute wait timeouts
+/// (IORING_ENTER_ABS_TIMER), CLOCK_MONOTONIC or CLOCK_BOOTTIME.
+fn clock(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
+    if arg == 0 || nr != 0 {
+        return -libc::EINVAL;
+    }
+    let reg: crate::sys::io_uring_clock_register = match read(arg) {
+        Ok(v) => v,
+        Err(e) => return e,
+    };
+    if reg.__resv != [0; 3] {
+        return -libc::EINVAL;
+    }
+    match reg.clockid as i32 {
+        libc::CLOCK_MONOTONIC => ctx.clock_boottime.store(false, Ordering::Relaxed),
+        libc::CLOCK_BOOTTIME => ctx.clock_boottime.store(true, Ordering::Relaxed),
+        _ => return -libc::EINVAL,
+    }
+    0
 }
 
 fn enable(ctx: &Ctx, arg: u64, nr: u32) -> i32 {

@@ -189,7 +189,7 @@ fn wait<'a>(ctx: &'a Ctx, min: u32, flags: u32, w: &WaitArgs, serving: &mut Opti
     // one ends the wait at the minimum, with -ETIME, as in the kernel.
     let deadline = w
         .ts_ns
-        .map(|t| if flags & IORING_ENTER_ABS_TIMER != 0 { t } else { start.saturating_add(t) })
+        .map(|t| if flags & IORING_ENTER_ABS_TIMER != 0 { abs_deadline(ctx, t) } else { start.saturating_add(t) })
         .map(|d| min_deadline.map_or(d, |m| d.max(m)));
     let target = ctx.word(off::CQ_HEAD).load(Ordering::Acquire).wrapping_add(min);
     let start_tail = ctx.word(off::CQ_TAIL).load(Ordering::Acquire);
@@ -238,6 +238,16 @@ fn wait<'a>(ctx: &'a Ctx, min: u32, flags: u32, w: &WaitArgs, serving: &mut Opti
     } else {
         ret
     }
+}
+
+/// An absolute timeout in the ring's clock, as CLOCK_MONOTONIC.
+fn abs_deadline(ctx: &Ctx, t: u64) -> u64 {
+    if !ctx.clock_boottime.load(Ordering::Relaxed) {
+        return t;
+    }
+    // The clocks differ by the time spent suspended, which only grows.
+    let mono = os::now_ns();
+    t.saturating_sub(os::clock_ns(libc::CLOCK_BOOTTIME).saturating_sub(mono))
 }
 
 fn unsafe_zeroed_sigset() -> libc::sigset_t {
