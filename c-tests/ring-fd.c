@@ -6,7 +6,10 @@
  *  - io_uring_unregister_ring_fd restores enter_ring_fd == ring_fd;
  *  - io_uring_close_ring_fd after registration closes the real fd
  *    (ring_fd becomes -1) while submission through the registered index
- *    keeps working; unregistering after that leaves a ring with no fd;
+ *    keeps working; unregistering after that leaves a ring with no fd,
+ *    and tearing it down leaves no fd behind;
+ *  - IORING_SETUP_REGISTERED_FD_ONLY: the ring comes with a registered
+ *    index and no fd, works, and leaves no fd behind either;
  *  - io_uring_ring_dontfork then fork(): the child has no ring mappings
  *    (mapped rings, and NO_MMAP rings in library or caller memory), the
  *    parent's ring keeps working;
@@ -85,7 +88,7 @@ static void test_close_ring_fd(void)
 {
 	struct io_uring ring;
 	struct io_uring_sqe *sqe;
-	int ret, fd;
+	int ret, fd, fds0 = tu_count_fds();
 
 	ret = io_uring_queue_init(8, &ring, 0);
 	CHECK_EQ(ret, 0, "queue_init");
@@ -123,6 +126,28 @@ static void test_close_ring_fd(void)
 	io_uring_prep_nop(sqe);
 	CHECK_EQ(io_uring_submit(&ring), -EBADF, "submit on an fd-less ring");
 	io_uring_queue_exit(&ring);
+	CHECK_EQ(tu_count_fds(), fds0, "fds after a ring whose fd was closed");
+}
+
+static void test_registered_fd_only(void)
+{
+	struct io_uring ring;
+	unsigned vals[2] = { 0, 0 };
+	int ret, fds0 = tu_count_fds();
+
+	ret = io_uring_queue_init(8, &ring, IORING_SETUP_REGISTERED_FD_ONLY |
+				  IORING_SETUP_NO_MMAP);
+	if (ret == -EINVAL && tu_lacks_before(6, 5, "IORING_SETUP_REGISTERED_FD_ONLY"))
+		return;
+	CHECK_EQ(ret, 0, "REGISTERED_FD_ONLY setup");
+	CHECK_EQ(ring.ring_fd, -1, "ring_fd of a REGISTERED_FD_ONLY ring");
+	CHECK(ring.int_flags & IORING_ENTER_REGISTERED_RING, "registered bit");
+	CHECK_EQ(io_uring_close_ring_fd(&ring), -EBADF, "close_ring_fd with no fd");
+	CHECK_EQ(io_uring_register_iowq_max_workers(&ring, vals), 0,
+		 "register through the index");
+	nops(&ring, 8, 500, "nops on a REGISTERED_FD_ONLY ring");
+	io_uring_queue_exit(&ring);
+	CHECK_EQ(tu_count_fds(), fds0, "fds after a REGISTERED_FD_ONLY ring");
 }
 
 /* Whether any mapping in /proc/<pid>/maps contains address a. */
@@ -211,6 +236,7 @@ int main(int argc, char *argv[])
 
 	test_register_unregister();
 	test_close_ring_fd();
+	test_registered_fd_only();
 	test_dontfork(0, NULL, 0, "mapped ring");
 	test_dontfork(IORING_SETUP_NO_SQARRAY, NULL, 0, "mapped ring, no SQ array");
 	test_dontfork(IORING_SETUP_NO_MMAP, NULL, 0, "NO_MMAP, library memory");

@@ -8,7 +8,7 @@
 //! on what the engine publishes).
 
 use alloc::collections::{BTreeSet, VecDeque};
-use core::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{fence, AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 use super::os;
 use super::req::{ArmedList, Fifo, Mode};
@@ -110,8 +110,12 @@ pub(crate) struct Inner {
 
 pub(crate) struct Ctx {
     /// The ring fd the application sees: an eventfd, readable while CQEs
-    /// are pending.
-    pub fd: i32,
+    /// are pending. It moves to another number when the application closes
+    /// its fd but keeps the ring (`move_fd`); read it through `fd()`, or
+    /// `with_fd` to use it.
+    pub fd: AtomicI32,
+    /// Threads using the ring fd in `with_fd`.
+    pub fd_users: AtomicU32,
     /// IORING_SETUP_* flags the ring was created with.
     pub flags: u32,
     /// The `table::FORK_GEN` the ring belongs to: set at creation, and again
@@ -219,6 +223,40 @@ impl Inner {
 }
 
 impl Ctx {
+    /// The ring fd's current number.
+    pub(crate) fn fd(&self) -> i32 {
+        self.fd.load(Ordering::Acquire)
+    }
+
+    /// Runs `f` on the ring fd; `move_fd` does not close a number while
+    /// such a call may still use it.
+    pub(crate) fn with_fd<T>(&self, f: impl FnOnce(i32) -> T) -> T {
+        self.fd_users.fetch_add(1, Ordering::SeqCst);
+        let r = f(self.fd.load(Ordering::SeqCst));
+        self.fd_users.fetch_sub(1, Ordering::Release);
+        r
+    }
+
+    /// The application closed its ring fd and keeps the ring through a
+    /// registered index: the eventfd moves to a number of the engine's own
+    /// and the application's number is closed, free for reuse.
+    pub(crate) fn move_fd(&self) -> Result<(), i32> {
+        let old = self.fd();
+        let new = os::dup(old);
+        if new < 0 {
+            return Err(new);
+        }
+        self.fd.store(new, Ordering::SeqCst);
+        // Pairs with `with_fd`: a user that came in before the store may
+        // hold the old number; one after it has the new.
+        while self.fd_users.load(Ordering::SeqCst) != 0 {
+            // SAFETY: sched_yield has no preconditions.
+            unsafe { libc::sched_yield() };
+        }
+        os::close(old);
+        Ok(())
+    }
+
     /// A shared ring word.
     #[inline(always)]
     pub(crate) fn word(&self, off: usize) -> &AtomicU32 {
@@ -549,7 +587,7 @@ impl Ctx {
         if self.fork_child.load(Ordering::Relaxed) != super::fork::JOINED && self.word(off::X_PEERS).load(Ordering::SeqCst) == 0 {
             return;
         }
-        os::eventfd_signal(self.fd);
+        self.with_fd(os::eventfd_signal);
         if !self.fd_signalled.swap(true, Ordering::SeqCst) {
             super::reactor::watch_ring(self);
         }
@@ -561,7 +599,7 @@ impl Ctx {
     /// tail store before the flag load, against `reset_fd`'s order).
     fn signal_fd(&self) {
         if !self.fd_signalled.load(Ordering::Relaxed) && !self.fd_signalled.swap(true, Ordering::SeqCst) {
-            os::eventfd_signal(self.fd);
+            self.with_fd(os::eventfd_signal);
             super::reactor::watch_ring(self);
         }
     }
@@ -577,12 +615,12 @@ impl Ctx {
         }
         self.fd_signalled.store(false, Ordering::SeqCst);
         fence(Ordering::SeqCst);
-        os::eventfd_drain(self.fd);
+        self.with_fd(os::eventfd_drain);
         // A CQE posted meanwhile may have seen the flag still set and
         // skipped its signal: signal again for it.
         if self.cq_ready() != 0 {
             self.fd_signalled.store(true, Ordering::SeqCst);
-            os::eventfd_signal(self.fd);
+            self.with_fd(os::eventfd_signal);
             return true;
         }
         false

@@ -75,9 +75,14 @@ use crate::sys::{self, io_uring_params, IORING_ENTER_REGISTERED_RING, IORING_REG
 /// so the ring logic's enter path tests a byte it has loaded anyway.
 pub const INT_FLAG: u8 = 0x40;
 
-/// Hook (ring setup, after success): the int_flags bit for ring fd `fd`.
-pub fn int_flag(fd: i32) -> u8 {
-    if active() && table::lookup(fd).is_some() {
+/// Hook (ring setup, after success): the int_flags bit for ring fd `fd`
+/// (a registered index with IORING_SETUP_REGISTERED_FD_ONLY).
+pub fn int_flag(fd: i32, registered: bool) -> u8 {
+    if !active() {
+        return 0;
+    }
+    let r = if registered { table::lookup_registered(fd as u32) } else { table::lookup(fd) };
+    if r.is_some() {
         INT_FLAG
     } else {
         0
@@ -205,8 +210,26 @@ pub unsafe fn register(fd: i32, opcode: u32, arg: *const c_void, nr_args: u32) -
         return -libc::EBADFD;
     }
     fork::join(r.ctx());
+    let mut orphans = alloc::vec::Vec::new();
     // SAFETY: forwarded contract.
-    unsafe { register::register(&r, opcode & !IORING_REGISTER_USE_REGISTERED_RING, arg, nr_args) }
+    let ret = unsafe { register::register(&r, opcode & !IORING_REGISTER_USE_REGISTERED_RING, arg, nr_args, &mut orphans) };
+    drop(r);
+    for o in orphans {
+        setup::shutdown(o);
+    }
+    ret
+}
+
+/// Hook (io_uring_close_ring_fd): an engine ring stays reachable through
+/// its registered index only (see `table::unmap_fd`); other fds are
+/// closed, with close(2)'s answer ignored as liburing does.
+pub fn close_ring_fd(fd: i32) -> i32 {
+    if active() && table::lookup(fd).is_some() {
+        return table::unmap_fd(fd).map_or_else(|e| e, |()| 0);
+    }
+    // SAFETY: the caller owns fd.
+    unsafe { sys::close(fd) };
+    0
 }
 
 /// Hook (teardown): closes a ring fd; an engine ring is torn down first

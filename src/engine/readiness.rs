@@ -295,7 +295,7 @@ impl Readiness {
 /// Puts a forked ring's fd in set `epfd`, edge-triggered: each post from
 /// any process signals it (see `Ctx::wake_other_processes`).
 fn watch_ring_fd(epfd: i32, ctx: &Ctx) -> i32 {
-    match ctl(epfd, libc::EPOLL_CTL_ADD, ctx.fd, (libc::EPOLLIN | libc::EPOLLET) as u32, TAG_WAKE) {
+    match ctx.with_fd(|fd| ctl(epfd, libc::EPOLL_CTL_ADD, fd, (libc::EPOLLIN | libc::EPOLLET) as u32, TAG_WAKE)) {
         e if e == -libc::EEXIST => 0,
         r => r,
     }

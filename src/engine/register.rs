@@ -11,10 +11,19 @@ use crate::sys::*;
 /// Kernel limit on registered ring fds per call.
 const MAX_RING_FDS: u32 = 16;
 
+/// Rings whose last registered index went away with their fd closed end
+/// up in `orphans`, for the caller to tear down once it let go of `r`.
+///
 /// # Safety
 /// `arg`/`nr` are what the caller passed to io_uring_register; they are
 /// only accessed through checked copies.
-pub(crate) unsafe fn register(r: &RingRef, opcode: u32, arg: *const core::ffi::c_void, nr: u32) -> i32 {
+pub(crate) unsafe fn register(
+    r: &RingRef,
+    opcode: u32,
+    arg: *const core::ffi::c_void,
+    nr: u32,
+    orphans: &mut alloc::vec::Vec<RingRef>,
+) -> i32 {
     let ctx = r.ctx();
     // A SINGLE_ISSUER ring takes registrations from its submitter only,
     // as the kernel's does (with or without an SQ thread).
@@ -41,8 +50,8 @@ pub(crate) unsafe fn register(r: &RingRef, opcode: u32, arg: *const core::ffi::c
         IORING_REGISTER_IOWQ_MAX_WORKERS => max_workers(arg, nr),
         IORING_REGISTER_IOWQ_AFF => io_wq::set_affinity(arg, nr),
         IORING_UNREGISTER_IOWQ_AFF => none_arg(arg, nr).unwrap_or_else(io_wq::clear_affinity),
-        IORING_REGISTER_RING_FDS => ring_fds(r, arg, nr, true),
-        IORING_UNREGISTER_RING_FDS => ring_fds(r, arg, nr, false),
+        IORING_REGISTER_RING_FDS => ring_fds(r, arg, nr, None),
+        IORING_UNREGISTER_RING_FDS => ring_fds(r, arg, nr, Some(orphans)),
         IORING_REGISTER_MEM_REGION => mem_region(ctx, arg, nr),
         IORING_REGISTER_PBUF_RING => kbuf::register_ring(ctx, arg, nr),
         IORING_UNREGISTER_PBUF_RING => kbuf::unregister_ring(ctx, arg, nr),
@@ -188,7 +197,9 @@ fn max_workers(arg: u64, nr: u32) -> i32 {
 
 /// IORING_(UN)REGISTER_RING_FDS: registered indexes of engine rings start
 /// at `table::REG_BASE`.
-fn ring_fds(r: &RingRef, arg: u64, nr: u32, reg: bool) -> i32 {
+/// IORING_(UN)REGISTER_RING_FDS (`orphans`: unregistering).
+fn ring_fds(r: &RingRef, arg: u64, nr: u32, mut orphans: Option<&mut alloc::vec::Vec<RingRef>>) -> i32 {
+    let reg = orphans.is_none();
     if nr == 0 || nr > MAX_RING_FDS {
         return -libc::EINVAL;
     }
@@ -203,13 +214,17 @@ fn ring_fds(r: &RingRef, arg: u64, nr: u32, reg: bool) -> i32 {
             return if done != 0 { done } else { -libc::EINVAL };
         }
         let ret = if reg {
-            let ring = if up.data as i32 == r.ctx().fd { Some(r.clone()) } else { table::lookup(up.data as i32) };
+            let ring = if up.data as i32 == r.ctx().fd() { Some(r.clone()) } else { table::lookup(up.data as i32) };
             match ring {
                 None => Err(-libc::EOPNOTSUPP),
                 Some(ring) => table::register_index(&ring, up.offset).map(|idx| up.offset = idx),
             }
         } else {
-            table::unregister_index(up.offset)
+            table::unregister_index(up.offset).map(|o| {
+                if let (Some(o), Some(v)) = (o, orphans.as_deref_mut()) {
+                    v.push(o);
+                }
+            })
         };
         if let Err(e) = ret {
             return if done != 0 { done } else { e };

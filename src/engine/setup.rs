@@ -1,7 +1,7 @@
 //! Creating and destroying engine rings.
 
 use alloc::boxed::Box;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 use super::ctx::{off, Ctx, Inner, Memory};
 use super::lock::Mutex;
@@ -15,9 +15,7 @@ const MAX_CQ_ENTRIES: u32 = 2 * MAX_ENTRIES;
 const KNOWN_FLAGS: u32 = (1 << 21) - 1;
 /// The ones the engine does not implement: a kernel without them says
 /// -EINVAL, and so does the engine.
-const UNSUPPORTED: u32 = IORING_SETUP_REGISTERED_FD_ONLY
-    | IORING_SETUP_SQE_MIXED
-    | IORING_SETUP_SQ_REWIND;
+const UNSUPPORTED: u32 = IORING_SETUP_SQE_MIXED | IORING_SETUP_SQ_REWIND;
 
 /// What the engine honours (params->features).
 pub(crate) const FEATURES: u32 = IORING_FEAT_SINGLE_MMAP
@@ -34,7 +32,8 @@ pub(crate) const FEATURES: u32 = IORING_FEAT_SINGLE_MMAP
     | IORING_FEAT_CQE_SKIP
     | IORING_FEAT_LINKED_FILE
     | IORING_FEAT_MIN_TIMEOUT
-    | IORING_FEAT_NO_IOWAIT;
+    | IORING_FEAT_NO_IOWAIT
+    | IORING_FEAT_REG_REG_RING;
 
 fn check_flags(f: u32) -> Result<(), i32> {
     let bad = f & !KNOWN_FLAGS != 0
@@ -46,7 +45,9 @@ fn check_flags(f: u32) -> Result<(), i32> {
         // runs its completions: the kernel refuses them together.
         || (f & IORING_SETUP_SQPOLL != 0
             && f & (IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_DEFER_TASKRUN) != 0)
-        || (f & IORING_SETUP_CQE32 != 0 && f & IORING_SETUP_CQE_MIXED != 0);
+        || (f & IORING_SETUP_CQE32 != 0 && f & IORING_SETUP_CQE_MIXED != 0)
+        // No fd to map the rings through.
+        || (f & IORING_SETUP_REGISTERED_FD_ONLY != 0 && f & IORING_SETUP_NO_MMAP == 0);
     if bad {
         Err(-libc::EINVAL)
     } else {
@@ -213,7 +214,8 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
         core::ptr::null()
     };
     let ctx = Box::new(Ctx {
-        fd,
+        fd: AtomicI32::new(fd),
+        fd_users: AtomicU32::new(0),
         flags: p.flags,
         fork_gen: AtomicU32::new(table::FORK_GEN.load(Ordering::Relaxed)),
         forked: AtomicBool::new(false),
@@ -261,6 +263,22 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
             return Err(e);
         }
     };
+    // With REGISTERED_FD_ONLY the caller gets a registered index instead
+    // of the fd, which stays the engine's own.
+    let handle = if p.flags & IORING_SETUP_REGISTERED_FD_ONLY != 0 {
+        let reg = table::lookup_index(idx).ok_or(-libc::EBADF).and_then(|r| table::register_index(&r, u32::MAX));
+        match reg.and_then(|i| table::unmap_fd(fd).map(|()| i)) {
+            Ok(i) => i as i32,
+            Err(e) => {
+                if let Some(r) = table::unregister(fd) {
+                    shutdown(r);
+                }
+                return Err(e);
+            }
+        }
+    } else {
+        fd
+    };
     if let Some(r) = table::lookup_index(idx) {
         super::sqpoll::attach(r, p.sq_thread_idle);
     }
@@ -290,7 +308,7 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
         resv1: 0,
         user_addr: if no_mmap { p.cq_off.user_addr } else { 0 },
     };
-    Ok(fd)
+    Ok(handle)
 }
 
 fn release_memory(mem: &Memory) {
@@ -340,7 +358,7 @@ impl Ctx {
         let c = unsafe { Box::from_raw(ctx) };
         c.ready.close();
         release_memory(&c.mem);
-        os::close(c.fd);
+        os::close(c.fd());
         drop(c);
     }
 }
@@ -352,7 +370,7 @@ pub(crate) fn shutdown(r: RingRef) {
     if !super::fork::ours(ctx) {
         // The parent's ring, in a child: its threads are not here and its
         // locks may be held. Give back this process's fd and mapping only.
-        os::close(ctx.fd);
+        os::close(ctx.fd());
         release_memory(&ctx.mem);
         core::mem::forget(r);
         return;

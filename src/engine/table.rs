@@ -169,7 +169,7 @@ pub(crate) fn wait_sole(r: &RingRef) {
 /// Makes `ctx` reachable through its fd; returns its handle index.
 pub(crate) fn register(ctx: alloc::boxed::Box<Ctx>) -> Result<usize, (alloc::boxed::Box<Ctx>, i32)> {
     let _g = REGISTRY.lock();
-    let Some(slot) = fd_slot(ctx.fd, true) else { return Err((ctx, -libc::EMFILE)) };
+    let Some(slot) = fd_slot(ctx.fd(), true) else { return Err((ctx, -libc::EMFILE)) };
     let Some(idx) = (0..MAX_RINGS).find(|&i| HANDLES[i].refs.load(Ordering::Acquire) == 0 && HANDLES[i].ctx.load(Ordering::Acquire).is_null()) else {
         return Err((ctx, -libc::EMFILE));
     };
@@ -221,14 +221,51 @@ pub(crate) fn register_index(r: &RingRef, want: u32) -> Result<u32, i32> {
     }
 }
 
-/// Frees registered ring index `idx`.
-pub(crate) fn unregister_index(idx: u32) -> Result<(), i32> {
+/// Frees registered ring index `idx`. A ring whose fd was closed
+/// (`unmap_fd`) lives on its registered indexes alone: when its last one
+/// goes, it is returned for the caller to tear down (see `unregister`).
+pub(crate) fn unregister_index(idx: u32) -> Result<Option<RingRef>, i32> {
     let _g = REGISTRY.lock();
     let i = idx.checked_sub(REG_BASE).filter(|&i| (i as usize) < REG_SLOTS).ok_or(-libc::EINVAL)? as usize;
-    if REG_MAP[i].swap(0, Ordering::AcqRel) == 0 {
+    let v = REG_MAP[i].swap(0, Ordering::AcqRel);
+    if v == 0 {
         return Err(-libc::EINVAL);
     }
+    let h = v as usize - 1;
+    let Some(r) = get_idx(h) else { return Ok(None) };
+    let fd_maps = fd_slot(r.ctx().fd(), false).is_some_and(|s| s.load(Ordering::Acquire) == v);
+    if fd_maps || REG_MAP.iter().any(|s| s.load(Ordering::Acquire) == v) {
+        return Ok(None);
+    }
+    LIVE.fetch_sub(1, Ordering::Release);
+    put(h);
+    Ok(Some(r))
+}
+
+/// io_uring_close_ring_fd, and IORING_SETUP_REGISTERED_FD_ONLY: the ring
+/// is no longer found by its fd, only by its registered indexes (it must
+/// have one). Its eventfd lives on under another number (`Ctx::move_fd`).
+pub(crate) fn unmap_fd(fd: i32) -> Result<(), i32> {
+    let _g = REGISTRY.lock();
+    let slot = fd_slot(fd, false).ok_or(-libc::EBADF)?;
+    let v = slot.load(Ordering::Acquire);
+    if v == 0 {
+        return Err(-libc::EBADF);
+    }
+    if !REG_MAP.iter().any(|s| s.load(Ordering::Acquire) == v) {
+        return Err(-libc::EINVAL);
+    }
+    let Some(r) = get_idx(v as usize - 1) else { return Err(-libc::EBADF) };
+    r.ctx().move_fd()?;
+    slot.store(0, Ordering::Release);
     Ok(())
+}
+
+/// Whether handle `idx` (whose ring's fd is `fd`) is found by its fd or a
+/// registered index.
+fn reachable(idx: usize, fd: i32) -> bool {
+    let v = idx as u32 + 1;
+    fd_slot(fd, false).is_some_and(|s| s.load(Ordering::Acquire) == v) || REG_MAP.iter().any(|s| s.load(Ordering::Acquire) == v)
 }
 
 #[allow(clippy::declare_interior_mutable_const)]
@@ -260,8 +297,7 @@ pub(crate) fn each_held(mut f: impl FnMut(&Ctx, bool)) {
         }
         // SAFETY: the reference taken by `hold_for_fork` keeps it alive.
         let ctx = unsafe { &*HANDLES[idx].ctx.load(Ordering::Acquire) };
-        let registered = fd_slot(ctx.fd, false).is_some_and(|s| s.load(Ordering::Acquire) == idx as u32 + 1);
-        f(ctx, registered);
+        f(ctx, reachable(idx, ctx.fd()));
     }
 }
 
@@ -296,11 +332,10 @@ pub(crate) unsafe fn after_fork_child() {
             continue;
         }
         // SAFETY: nothing frees rings in the child before this returns.
-        let fd = unsafe { (*p).fd };
-        let registered = fd_slot(fd, false).is_some_and(|s| s.load(Ordering::Relaxed) == idx as u32 + 1);
+        let fd = unsafe { (*p).fd() };
         // A ring the parent was tearing down stays allocated (its memory
         // is the parent's copy) but unreachable.
-        h.refs.store(registered as u32, Ordering::Relaxed);
+        h.refs.store(reachable(idx, fd) as u32, Ordering::Relaxed);
     }
 }
 

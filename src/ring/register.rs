@@ -121,8 +121,10 @@ pub fn close_ring_fd(ring: Ring) -> i32 {
     if ring.ring_fd() == -1 {
         return -libc::EBADF;
     }
-    // SAFETY: the ring owns ring_fd and forgets it right after.
-    unsafe { sys::close(ring.ring_fd()) };
+    let ret = crate::engine::close_ring_fd(ring.ring_fd());
+    if ret < 0 {
+        return ret;
+    }
     ring.set_ring_fd(-1);
     1
 }

@@ -351,7 +351,7 @@ pub(crate) fn release_memory(ring: &IoUring) {
 /// register paths, and RING_SLOW keeps its submits off the kernel's fast
 /// path, which then needs no test for it.
 fn mark_engine(r: &mut IoUring, fd: i32) {
-    let f = crate::engine::int_flag(fd);
+    let f = crate::engine::int_flag(fd, r.flags & IORING_SETUP_REGISTERED_FD_ONLY != 0);
     if f != 0 {
         r.int_flags |= f;
         r.flags |= super::types::RING_SLOW;
