@@ -58,6 +58,7 @@ pub(crate) unsafe fn register(
         IORING_REGISTER_PBUF_STATUS => kbuf::status(ctx, arg, nr),
         IORING_REGISTER_PERSONALITY => super::creds::register(ctx, arg, nr),
         IORING_REGISTER_CLOCK => clock(ctx, arg, nr),
+        IORING_REGISTER_CLONE_BUFFERS => clone_buffers(ctx, arg, nr),
         IORING_UNREGISTER_PERSONALITY => super::creds::unregister(ctx, arg, nr),
         IORING_REGISTER_NAPI => napi::register(ctx, arg, nr),
         IORING_UNREGISTER_NAPI => napi::unregister(ctx, arg, nr),
@@ -132,6 +133,39 @@ fn clock(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
         _ => return -libc::EINVAL,
     }
     0
+}
+
+/// IORING_REGISTER_CLONE_BUFFERS: the source must be an engine ring too
+/// (-EOPNOTSUPP otherwise, as the kernel answers for a file that is no
+/// ring of its own).
+fn clone_buffers(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
+    if nr != 1 {
+        return -libc::EINVAL;
+    }
+    let a: io_uring_clone_buffers = match read(arg) {
+        Ok(v) => v,
+        Err(e) => return e,
+    };
+    if a.flags & !(IORING_REGISTER_SRC_REGISTERED | IORING_REGISTER_DST_REPLACE) != 0 || a.pad != [0; 3] {
+        return -libc::EINVAL;
+    }
+    if a.flags & IORING_REGISTER_DST_REPLACE == 0 && ctx.rsrc.lock().has_buffers() {
+        return -libc::EBUSY;
+    }
+    let src = if a.flags & IORING_REGISTER_SRC_REGISTERED != 0 {
+        table::lookup_registered(a.src_fd)
+    } else {
+        table::lookup(a.src_fd as i32)
+    };
+    let Some(src) = src else {
+        // SAFETY: F_GETFD only inspects the descriptor table.
+        let open = a.flags & IORING_REGISTER_SRC_REGISTERED == 0 && unsafe { libc::fcntl(a.src_fd as i32, libc::F_GETFD) } >= 0;
+        return if open { -libc::EOPNOTSUPP } else { -libc::EBADF };
+    };
+    if !core::ptr::eq(src.ctx(), ctx) && !super::wait::issuer_ok(src.ctx()) {
+        return -libc::EEXIST;
+    }
+    rsrc::clone_buffers(ctx, src.ctx(), &a)
 }
 
 fn enable(ctx: &Ctx, arg: u64, nr: u32) -> i32 {

@@ -27,6 +27,10 @@ struct BufSlot {
     addr: u64,
     len: u64,
     tag: u64,
+    /// Cloned from another table (IORING_REGISTER_CLONE_BUFFERS): its
+    /// pages are counted where it was registered, as the kernel shares
+    /// the pinned buffer between the two.
+    cloned: bool,
 }
 
 pub(crate) struct Rsrc {
@@ -45,6 +49,10 @@ pub(crate) struct Rsrc {
 impl Rsrc {
     pub(crate) fn new() -> Rsrc {
         Rsrc { files: None, locked: 0, alloc_lo: 0, alloc_hi: 0, alloc_hint: 0, bufs: None, tags: Vec::new() }
+    }
+
+    pub(crate) fn has_buffers(&self) -> bool {
+        self.bufs.is_some()
     }
 
     /// The fd registered at `idx`.
@@ -391,7 +399,7 @@ fn check_buf(iov: &libc::iovec, tag: u64) -> Result<Option<BufSlot>, i32> {
     if len == 0 || len > MAX_BUF_LEN || addr.checked_add(len).is_none() || !os::writable(addr, len as usize) {
         return Err(-libc::EFAULT);
     }
-    Ok(Some(BufSlot { addr, len, tag }))
+    Ok(Some(BufSlot { addr, len, tag, cloned: false }))
 }
 
 const EMPTY_IOV: libc::iovec = libc::iovec { iov_base: core::ptr::null_mut(), iov_len: 0 };
@@ -416,6 +424,9 @@ fn ipc_lock_capable() -> bool {
 
 /// Bytes of whole pages a buffer pins.
 fn pinned(b: &BufSlot) -> u64 {
+    if b.cloned {
+        return 0;
+    }
     let page = crate::ring::page_size() as u64;
     (b.addr + b.len).div_ceil(page) * page - b.addr / page * page
 }
@@ -473,6 +484,60 @@ pub(crate) fn unregister_buffers(ctx: &Ctx) -> i32 {
             }
         }
         rs.locked = 0;
+        Ok(0)
+    })
+}
+
+/// IORING_REGISTER_CLONE_BUFFERS into `ctx` from the engine ring `src`
+/// (the destination when it names itself): `nr` slots (all of the source's
+/// when 0) from `src_off` land at `dst_off`. A destination with a table
+/// needs IORING_REGISTER_DST_REPLACE; it keeps its slots outside the
+/// cloned range and may grow. Cloned slots carry no tag; replaced ones
+/// post theirs.
+pub(crate) fn clone_buffers(ctx: &Ctx, src: &Ctx, a: &crate::sys::io_uring_clone_buffers) -> i32 {
+    let replace = a.flags & crate::sys::IORING_REGISTER_DST_REPLACE != 0;
+    if a.nr == 0 && (a.dst_off != 0 || a.src_off != 0) {
+        return -libc::EINVAL;
+    }
+    let (slots, nr) = {
+        let g = src.rsrc.lock();
+        let Some(t) = g.bufs.as_ref().filter(|t| !t.is_empty()) else { return -libc::ENXIO };
+        let nbufs = t.len() as u32;
+        let nr = if a.nr == 0 { nbufs } else { a.nr };
+        if nr > nbufs || nr > MAX_BUFFERS {
+            return -libc::EINVAL;
+        }
+        match nr.checked_add(a.src_off) {
+            Some(end) if end <= nbufs => {}
+            _ => return -libc::EOVERFLOW,
+        }
+        let range = a.src_off as usize..(a.src_off + nr) as usize;
+        let slots: Vec<Option<BufSlot>> = t[range].iter().map(|s| s.map(|b| BufSlot { tag: 0, cloned: true, ..b })).collect();
+        (slots, nr)
+    };
+    let Some(end) = nr.checked_add(a.dst_off) else { return -libc::EOVERFLOW };
+    if end > MAX_BUFFERS {
+        return -libc::EINVAL;
+    }
+    with_rsrc(ctx, |rs| {
+        if rs.bufs.is_some() && !replace {
+            return Err(-libc::EBUSY);
+        }
+        let mut table = rs.bufs.take().unwrap_or_default();
+        if table.len() < end as usize {
+            table.resize(end as usize, None);
+        }
+        let mut dropped = 0;
+        for (i, s) in slots.into_iter().enumerate() {
+            if let Some(old) = core::mem::replace(&mut table[a.dst_off as usize + i], s) {
+                dropped += pinned(&old);
+                if old.tag != 0 {
+                    rs.tags.push(Cqe::new(old.tag, 0, 0));
+                }
+            }
+        }
+        rs.locked -= dropped;
+        rs.bufs = Some(table);
         Ok(0)
     })
 }
