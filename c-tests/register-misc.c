@@ -4,8 +4,9 @@
  *  - eventfd: signalled by completions, -EBUSY twice, -ENXIO when none;
  *    eventfd_async: inline completions do not signal, io-wq ones do;
  *  - personality: usable in sqe->personality, gone after unregister;
- *  - restrictions on an R_DISABLED ring: disallowed ops fail -EACCES,
- *    and only a disabled ring accepts restrictions;
+ *  - restrictions on an R_DISABLED ring: disallowed ops, SQE flags and
+ *    register opcodes fail -EACCES, and only a disabled ring accepts
+ *    restrictions;
  *  - io-wq affinity and max workers (values read back);
  *  - sync cancel of a pending read, -ENOENT for nothing to cancel;
  *  - sync msg: a CQE lands on a target ring without a source ring;
@@ -13,7 +14,6 @@
  *  - set_iowait toggles the library's NO_IOWAIT flag (or -EOPNOTSUPP);
  *  - with only a registered ring fd left, registrations still work.
  */
-#define LIBURING_RS_SOURCE
 #include <liburing.h>
 #include <sched.h>
 #include <sys/eventfd.h>
@@ -70,16 +70,6 @@ static void eventfd_test(void)
 	close(efd);
 }
 
-/* The userspace engine implements neither personalities nor restrictions:
- * it answers -EINVAL like a kernel that lacks them. */
-static int on_engine(struct io_uring *ring)
-{
-	if (liburing_rs_ring_engine(ring) != LIBURING_RS_ENGINE_USER)
-		return 0;
-	io_uring_queue_exit(ring);
-	return 1;
-}
-
 static void personality_test(void)
 {
 	struct io_uring ring;
@@ -100,7 +90,7 @@ static void personality_test(void)
 static void restrictions_test(void)
 {
 	struct io_uring ring;
-	struct io_uring_restriction res[2];
+	struct io_uring_restriction res[3];
 	int ret;
 
 	memset(res, 0, sizeof(res));
@@ -108,11 +98,11 @@ static void restrictions_test(void)
 	res[0].sqe_op = IORING_OP_NOP;
 	res[1].opcode = IORING_RESTRICTION_REGISTER_OP;
 	res[1].register_op = IORING_REGISTER_PROBE;
+	res[2].opcode = IORING_RESTRICTION_SQE_FLAGS_ALLOWED;
+	res[2].sqe_flags = IOSQE_ASYNC;
 
 	/* An enabled ring refuses restrictions. */
 	CHECK_EQ(io_uring_queue_init(8, &ring, 0), 0, "queue_init");
-	if (on_engine(&ring))
-		return;
 	CHECK_EQ(io_uring_register_restrictions(&ring, res, 2), -EBADFD,
 		 "restrictions on an enabled ring");
 	io_uring_queue_exit(&ring);
@@ -125,11 +115,13 @@ static void restrictions_test(void)
 
 	CHECK_EQ(io_uring_register_restrictions(&ring, &bad, 1), -EINVAL,
 		 "unknown restriction");
-	CHECK_EQ(io_uring_register_restrictions(&ring, res, 2), 0, "restrict");
-	CHECK_EQ(io_uring_register_restrictions(&ring, res, 2), -EBUSY,
+	CHECK_EQ(io_uring_register_restrictions(&ring, res, 3), 0, "restrict");
+	CHECK_EQ(io_uring_register_restrictions(&ring, res, 3), -EBUSY,
 		 "restrict twice");
 	CHECK_EQ(io_uring_enable_rings(&ring), 0, "enable");
 	CHECK_EQ(nop(&ring, 0, 0), 0, "allowed nop");
+	CHECK_EQ(nop(&ring, IOSQE_ASYNC, 0), 0, "nop with an allowed flag");
+	CHECK_EQ(nop(&ring, IOSQE_IO_DRAIN, 0), -EACCES, "nop with a flag not allowed");
 
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
 	struct io_uring_cqe cqe;

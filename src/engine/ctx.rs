@@ -173,6 +173,10 @@ pub(crate) struct Ctx {
     pub nr_sig_waiters: AtomicU32,
     /// A registered wait-argument region (address, bytes).
     pub wait_region: Mutex<(u64, usize)>,
+    /// Set up by IORING_REGISTER_RESTRICTIONS, in force (`restricted`)
+    /// once the ring is enabled.
+    pub restrictions: Mutex<super::register::Restrictions>,
+    pub restricted: AtomicBool,
     /// Absolute wait timeouts count in CLOCK_BOOTTIME (IORING_REGISTER_CLOCK).
     pub clock_boottime: AtomicBool,
     /// Registered credentials (IORING_REGISTER_PERSONALITY).

@@ -139,6 +139,7 @@ unsafe fn take_over(ctx: &Ctx) {
         ctx.wait_region.reset_after_fork();
         ctx.napi.reset_after_fork();
         ctx.personalities.reset_after_fork();
+        ctx.restrictions.reset_after_fork();
         ctx.ready.after_fork_child();
     }
     core::mem::forget(core::mem::take(&mut *ctx.sig_waiters.lock()));

@@ -30,6 +30,9 @@ pub(crate) unsafe fn register(
     if !super::wait::issuer_ok(ctx) {
         return -libc::EEXIST;
     }
+    if ctx.restricted.load(Ordering::Acquire) && !ctx.restrictions.lock().register_op(opcode) {
+        return -libc::EACCES;
+    }
     let arg = arg as u64;
     match opcode {
         IORING_REGISTER_PROBE => probe(arg, nr),
@@ -58,6 +61,7 @@ pub(crate) unsafe fn register(
         IORING_REGISTER_PBUF_STATUS => kbuf::status(ctx, arg, nr),
         IORING_REGISTER_PERSONALITY => super::creds::register(ctx, arg, nr),
         IORING_REGISTER_CLOCK => clock(ctx, arg, nr),
+        IORING_REGISTER_RESTRICTIONS => restrictions(ctx, arg, nr),
         IORING_REGISTER_CLONE_BUFFERS => clone_buffers(ctx, arg, nr),
         IORING_UNREGISTER_PERSONALITY => super::creds::unregister(ctx, arg, nr),
         IORING_REGISTER_NAPI => napi::register(ctx, arg, nr),
@@ -135,6 +139,74 @@ fn clock(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
     0
 }
 
+/// What a ring set up disabled may be restricted to once enabled
+/// (IORING_REGISTER_RESTRICTIONS): register opcodes, SQE opcodes, and SQE
+/// flags allowed or required. Anything else is refused with -EACCES.
+pub(crate) struct Restrictions {
+    register_ops: u64,
+    sqe_ops: [u64; 2],
+    flags_allowed: u8,
+    flags_required: u8,
+    pub registered: bool,
+}
+
+const _: () = assert!(IORING_REGISTER_LAST <= 64 && IORING_OP_LAST as u32 <= 128);
+
+impl Restrictions {
+    pub(crate) const fn new() -> Restrictions {
+        Restrictions { register_ops: 0, sqe_ops: [0; 2], flags_allowed: 0, flags_required: 0, registered: false }
+    }
+
+    fn register_op(&self, op: u32) -> bool {
+        op < 64 && self.register_ops & 1 << op != 0
+    }
+
+    /// Whether an SQE with `opcode` and `flags` may go (the kernel's
+    /// io_check_restriction).
+    pub(crate) fn sqe(&self, opcode: u8, flags: u8) -> bool {
+        let op = opcode as usize;
+        op < 128
+            && self.sqe_ops[op / 64] & 1 << (op % 64) != 0
+            && flags & self.flags_required == self.flags_required
+            && flags & !(self.flags_allowed | self.flags_required) == 0
+    }
+}
+
+/// IORING_REGISTER_RESTRICTIONS: once, on a ring still disabled.
+fn restrictions(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
+    if !ctx.disabled.load(Ordering::Acquire) {
+        return -libc::EBADFD;
+    }
+    if ctx.restrictions.lock().registered {
+        return -libc::EBUSY;
+    }
+    if arg == 0 || nr > IORING_RESTRICTION_LAST as u32 + IORING_REGISTER_LAST {
+        return -libc::EINVAL;
+    }
+    let mut v = alloc::vec::Vec::with_capacity(nr as usize);
+    for i in 0..nr as u64 {
+        match read::<io_uring_restriction>(arg + i * core::mem::size_of::<io_uring_restriction>() as u64) {
+            Ok(x) => v.push(x),
+            Err(e) => return e,
+        }
+    }
+    let mut r = Restrictions::new();
+    for x in &v {
+        // SAFETY: every member of the union is a u8.
+        let b = unsafe { x.register_op_u.register_op };
+        match x.opcode {
+            IORING_RESTRICTION_REGISTER_OP if (b as u32) < IORING_REGISTER_LAST => r.register_ops |= 1 << b,
+            IORING_RESTRICTION_SQE_OP if b < IORING_OP_LAST => r.sqe_ops[b as usize / 64] |= 1 << (b % 64),
+            IORING_RESTRICTION_SQE_FLAGS_ALLOWED => r.flags_allowed = b,
+            IORING_RESTRICTION_SQE_FLAGS_REQUIRED => r.flags_required = b,
+            _ => return -libc::EINVAL,
+        }
+    }
+    r.registered = true;
+    *ctx.restrictions.lock() = r;
+    0
+}
+
 /// IORING_REGISTER_CLONE_BUFFERS: the source must be an engine ring too
 /// (-EOPNOTSUPP otherwise, as the kernel answers for a file that is no
 /// ring of its own).
@@ -176,6 +248,9 @@ fn enable(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
         return -libc::EBADFD;
     }
     super::wait::claim_issuer(ctx);
+    if ctx.restrictions.lock().registered {
+        ctx.restricted.store(true, Ordering::Release);
+    }
     ctx.disabled.store(false, Ordering::Release);
     super::sqpoll::wake(ctx);
     0

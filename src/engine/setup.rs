@@ -246,6 +246,8 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
         nr_sig_waiters: AtomicU32::new(0),
         wait_region: Mutex::new((0, 0)),
         clock_boottime: AtomicBool::new(false),
+        restrictions: Mutex::new(super::register::Restrictions::new()),
+        restricted: AtomicBool::new(false),
         personalities: Mutex::new(super::creds::Personalities::new()),
         napi: Mutex::new(super::napi::Napi::new()),
         ready: super::readiness::Readiness::new(),

@@ -81,11 +81,13 @@ pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
     let mut chain: Option<Chain> = None;
     let mut batch = Batch::new();
     let mut done = 0;
+    // Every SQE of a restricted ring goes through `init`'s checks.
+    let fast = !polled && !ctx.restricted.load(Ordering::Acquire);
     ctx.ready.begin_submit();
     while done < n {
         let pos = head.wrapping_add(done);
         let p = sq.at(pos);
-        if chain.is_none() && !st.drain_next && !st.drain_seen && !polled && !ctx.has_deferred() {
+        if chain.is_none() && !st.drain_next && !st.drain_seen && fast && !ctx.has_deferred() {
             if let Some(p) = p {
                 // SAFETY: slots between head and tail are ours until the
                 // head moves.
@@ -380,6 +382,9 @@ fn init(ctx: &Ctx, st: &mut SubmitState, req: ReqPtr, prev: Option<u8>, drain: &
     if st.drain_next && !in_chain {
         st.drain_next = false;
         *drain = true;
+    }
+    if ctx.restricted.load(Ordering::Acquire) && !ctx.restrictions.lock().sqe(r.sqe.opcode, flags) {
+        return Err(-libc::EACCES);
     }
     if !def.ioprio && r.sqe.ioprio != 0 {
         return Err(-libc::EINVAL);
