@@ -11,6 +11,9 @@
  *    (no liburing flag games) and mapped with io_uring_queue_mmap();
  *    ring.sq.array points into the mapping, and once the array is filled
  *    with the identity mapping NOPs and a read work.
+ *  - IORING_SETUP_SQ_REWIND (newer than Linux 6.18, which refuses it; the
+ *    engine has it): rounds of NOPs from slot 0 each time, the SQ head
+ *    staying at 0, and -EINVAL without NO_SQARRAY or with SQPOLL.
  * Before 6.6 the kernel refuses the flag: the explicit request must then
  * get the kernel's -EINVAL, and the default rings must come back with an
  * identity-mapped SQ array and work; the test ends in a skip naming the
@@ -137,6 +140,25 @@ int main(int argc, char *argv[])
 		      "queue_init did not pick NO_SQARRAY");
 	exercise(&ring, "queue_init ring");
 	io_uring_queue_exit(&ring);
+
+	/* 4: IORING_SETUP_SQ_REWIND: every submit starts over at slot 0 and
+	 * the SQ head never moves; it needs NO_SQARRAY and refuses SQPOLL. */
+	ret = io_uring_queue_init(8, &ring, IORING_SETUP_NO_SQARRAY | IORING_SETUP_SQ_REWIND);
+	if (ret == -EINVAL && !tu_on_engine()) {
+		/* Linux 6.18 predates it: an unknown flag, refused. */
+		fprintf(stderr, "kernel has no IORING_SETUP_SQ_REWIND (EINVAL)\n");
+	} else {
+		CHECK_EQ(ret, 0, "queue_init(SQ_REWIND)");
+		exercise(&ring, "SQ_REWIND ring");
+		CHECK_EQ(*ring.sq.khead, 0, "SQ head of a rewinding ring");
+		io_uring_queue_exit(&ring);
+		memset(&p, 0, sizeof(p));
+		p.flags = IORING_SETUP_SQ_REWIND;
+		CHECK_EQ(io_uring_setup(8, &p), -EINVAL, "SQ_REWIND with an SQ array");
+		memset(&p, 0, sizeof(p));
+		p.flags = IORING_SETUP_SQ_REWIND | IORING_SETUP_NO_SQARRAY | IORING_SETUP_SQPOLL;
+		CHECK_EQ(io_uring_setup(8, &p), -EINVAL, "SQ_REWIND with SQPOLL");
+	}
 
 	/* 3: a ring with an SQ array, set up by hand (on the kernel only). */
 	if (tu_kernel_uring_blocked()) {

@@ -38,6 +38,9 @@ pub(crate) struct OpDef {
     /// despite IOSQE_CQE_SKIP_SUCCESS). The kernel's path, sync and xattr
     /// ops do not: their errors are just results.
     pub error_fails: bool,
+    /// A 128-byte SQE: only on SQE128 rings, or on SQE_MIXED rings where
+    /// it takes two SQ slots.
+    pub is_128: bool,
 }
 
 pub(crate) fn stable(_: &mut Req) -> Result<(), i32> {
@@ -60,6 +63,7 @@ pub(crate) const BASE: OpDef = OpDef {
     buffer_select: false,
     unbounded: false,
     error_fails: true,
+    is_128: false,
 };
 
 const N: usize = IORING_OP_LAST as usize;
@@ -120,6 +124,8 @@ static TABLE: [Option<OpDef>; N] = {
     t[IORING_OP_SHUTDOWN as usize] = Some(super::sock::SHUTDOWN);
     t[IORING_OP_ACCEPT as usize] = Some(super::sock::ACCEPT);
     t[IORING_OP_URING_CMD as usize] = Some(super::sock::URING_CMD);
+    t[IORING_OP_URING_CMD128 as usize] = Some(OpDef { is_128: true, ..super::sock::URING_CMD });
+    t[IORING_OP_NOP128 as usize] = Some(OpDef { is_128: true, ..super::nop::NOP });
     t[IORING_OP_MSG_RING as usize] = Some(super::msg_ring::MSG_RING);
     t[IORING_OP_FIXED_FD_INSTALL as usize] = Some(super::fixed_fd::FIXED_FD_INSTALL);
     t[IORING_OP_WAITID as usize] = Some(super::waitid::WAITID);

@@ -11,11 +11,9 @@ use crate::sys::*;
 
 const MAX_ENTRIES: u32 = 32768;
 const MAX_CQ_ENTRIES: u32 = 2 * MAX_ENTRIES;
-/// Every IORING_SETUP_* bit a 6.18 kernel knows.
+/// Every IORING_SETUP_* bit liburing 2.15 knows (SQE_MIXED and SQ_REWIND
+/// are newer than Linux 6.18; the engine has them all).
 const KNOWN_FLAGS: u32 = (1 << 21) - 1;
-/// The ones the engine does not implement: a kernel without them says
-/// -EINVAL, and so does the engine.
-const UNSUPPORTED: u32 = IORING_SETUP_SQE_MIXED | IORING_SETUP_SQ_REWIND;
 
 /// What the engine honours (params->features).
 pub(crate) const FEATURES: u32 = IORING_FEAT_SINGLE_MMAP
@@ -37,7 +35,7 @@ pub(crate) const FEATURES: u32 = IORING_FEAT_SINGLE_MMAP
 
 fn check_flags(f: u32) -> Result<(), i32> {
     let bad = f & !KNOWN_FLAGS != 0
-        || f & UNSUPPORTED != 0
+
         || (f & IORING_SETUP_TASKRUN_FLAG != 0 && f & (IORING_SETUP_COOP_TASKRUN | IORING_SETUP_DEFER_TASKRUN) == 0)
         || (f & IORING_SETUP_DEFER_TASKRUN != 0 && f & IORING_SETUP_SINGLE_ISSUER == 0)
         || (f & IORING_SETUP_HYBRID_IOPOLL != 0 && f & IORING_SETUP_IOPOLL == 0)
@@ -46,6 +44,10 @@ fn check_flags(f: u32) -> Result<(), i32> {
         || (f & IORING_SETUP_SQPOLL != 0
             && f & (IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_DEFER_TASKRUN) != 0)
         || (f & IORING_SETUP_CQE32 != 0 && f & IORING_SETUP_CQE_MIXED != 0)
+        || (f & IORING_SETUP_SQE128 != 0 && f & IORING_SETUP_SQE_MIXED != 0)
+        // A queue that starts over at slot 0 has no SQ array to index, and
+        // no head for an SQ thread to follow.
+        || (f & IORING_SETUP_SQ_REWIND != 0 && (f & IORING_SETUP_NO_SQARRAY == 0 || f & IORING_SETUP_SQPOLL != 0))
         // No fd to map the rings through.
         || (f & IORING_SETUP_REGISTERED_FD_ONLY != 0 && f & IORING_SETUP_NO_MMAP == 0);
     if bad {

@@ -9,7 +9,8 @@ use super::opdef;
 use super::req::{self, fail_chain, queue_chain, rf, Mode, ReqPtr};
 use crate::sys::flat_sqe::Sqe;
 use crate::sys::{
-    io_uring_sqe, IORING_OP_LINK_TIMEOUT, IORING_OP_NOP, IORING_SETUP_IOPOLL, IORING_SETUP_SQE128, IORING_SETUP_SQPOLL,
+    io_uring_sqe, IORING_OP_LINK_TIMEOUT, IORING_OP_NOP, IORING_SETUP_IOPOLL, IORING_SETUP_SQE128, IORING_SETUP_SQE_MIXED,
+    IORING_SETUP_SQPOLL, IORING_SETUP_SQ_REWIND,
     IORING_SETUP_SUBMIT_ALL, IOSQE_BUFFER_SELECT, IOSQE_CQE_SKIP_SUCCESS, IOSQE_IO_DRAIN,
 };
 
@@ -61,14 +62,21 @@ pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
         // Another process may have consumed SQEs since.
         st.sq_head = ctx.word(off::SQ_HEAD).load(Ordering::Acquire);
     }
-    let head = st.sq_head;
-    let tail = ctx.word(off::SQ_TAIL).load(Ordering::Acquire);
-    let n = nr.min(tail.wrapping_sub(head)).min(ctx.sq_entries);
+    // IORING_SETUP_SQ_REWIND: no head or tail, the SQEs start at slot 0
+    // every time and `nr` says how many there are.
+    let rewind = ctx.flags & IORING_SETUP_SQ_REWIND != 0;
+    let (head, n) = if rewind {
+        (0, nr.min(ctx.sq_entries))
+    } else {
+        let tail = ctx.word(off::SQ_TAIL).load(Ordering::Acquire);
+        (st.sq_head, nr.min(tail.wrapping_sub(st.sq_head)).min(ctx.sq_entries))
+    };
     if n == 0 {
         return 0;
     }
     let sq = SqView::new(ctx);
     let polled = ctx.flags & IORING_SETUP_IOPOLL != 0;
+    let mixed = ctx.flags & IORING_SETUP_SQE_MIXED != 0;
     // An SQ thread's program may see CQEs at any moment: the head moves
     // past each SQE as soon as it is read, before its CQE can show, so a
     // program that reaped every CQE finds its SQ empty too.
@@ -122,8 +130,15 @@ pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
         };
         // SAFETY: as above.
         let sqe = unsafe { Sqe::read(p) };
-        publish(pos.wrapping_add(1));
-        if submit_one(ctx, &mut st, &sqe, &mut chain).is_err() && ctx.flags & IORING_SETUP_SUBMIT_ALL == 0 {
+        // A 128-byte SQE of a mixed ring takes the next slot too; one in the
+        // SQE array's last slot, or in the last entry submitted, cannot and
+        // fails alone.
+        let wide = mixed && opdef::lookup(sqe.opcode).is_some_and(|d| d.is_128) && done < n && !sq.last_slot(p);
+        if wide {
+            done += 1;
+        }
+        publish(pos.wrapping_add(1 + wide as u32));
+        if submit_one(ctx, &mut st, &sqe, &mut chain, wide).is_err() && ctx.flags & IORING_SETUP_SUBMIT_ALL == 0 {
             break;
         }
     }
@@ -131,10 +146,12 @@ pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
     if let Some(c) = chain.take() {
         queue_chain(ctx, c.head, c.drain, c.members, Mode::Inline);
     }
-    st.sq_head = head.wrapping_add(done);
-    // Release: our reads of the consumed SQEs happen before the
-    // application may reuse the slots.
-    ctx.word(off::SQ_HEAD).store(st.sq_head, Ordering::Release);
+    if !rewind {
+        st.sq_head = head.wrapping_add(done);
+        // Release: our reads of the consumed SQEs happen before the
+        // application may reuse the slots.
+        ctx.word(off::SQ_HEAD).store(st.sq_head, Ordering::Release);
+    }
     ctx.ready.end_submit(ctx);
     done as i32
 }
@@ -213,6 +230,14 @@ impl SqView {
         // SAFETY: idx < sq_entries, so the slot is inside the SQE array.
         Some(unsafe { self.sqes.add((idx << self.shift) as usize) })
     }
+
+    /// Whether `p` (from `at`) is the SQE array's last slot (rings of
+    /// 64-byte entries).
+    fn last_slot(&self, p: *const io_uring_sqe) -> bool {
+        // SAFETY: both point into the one SQE array.
+        let slot = unsafe { p.offset_from(self.sqes) };
+        slot == self.entries as isize - 1
+    }
 }
 
 impl SqView {
@@ -289,7 +314,8 @@ unsafe fn plain_nop(p: *const io_uring_sqe) -> Option<u64> {
 }
 
 /// One SQE: validate, prep, and place it in a chain or queue it.
-fn submit_one(ctx: &Ctx, st: &mut SubmitState, sqe: &Sqe, chain: &mut Option<Chain>) -> Result<(), ()> {
+/// `wide`: a 128-byte SQE of an SQE_MIXED ring that got its second slot.
+fn submit_one(ctx: &Ctx, st: &mut SubmitState, sqe: &Sqe, chain: &mut Option<Chain>, wide: bool) -> Result<(), ()> {
     let id = st.next_id;
     st.next_id += 1;
     let req = req::alloc(ctx, sqe, id);
@@ -298,7 +324,7 @@ fn submit_one(ctx: &Ctx, st: &mut SubmitState, sqe: &Sqe, chain: &mut Option<Cha
         // SAFETY: the submitter owns the chain being assembled.
         unsafe { c.last.get() }.sqe.opcode
     });
-    let ret = init(ctx, st, req, prev, &mut drain);
+    let ret = init(ctx, st, req, prev, &mut drain, wide);
     if drain {
         match chain {
             Some(c) => {
@@ -357,10 +383,13 @@ fn add_to_chain(chain: &mut Option<Chain>, req: ReqPtr, drain: bool) {
 }
 
 /// The kernel's checks at submission, then the op's own prep.
-fn init(ctx: &Ctx, st: &mut SubmitState, req: ReqPtr, prev: Option<u8>, drain: &mut bool) -> Result<(), i32> {
+fn init(ctx: &Ctx, st: &mut SubmitState, req: ReqPtr, prev: Option<u8>, drain: &mut bool, wide: bool) -> Result<(), i32> {
     // SAFETY: the submitter owns the new request.
     let r = unsafe { req.get() };
     let def = opdef::lookup(r.sqe.opcode).ok_or(-libc::EINVAL)?;
+    if def.is_128 && ctx.flags & IORING_SETUP_SQE128 == 0 && !wide {
+        return Err(-libc::EINVAL);
+    }
     let in_chain = prev.is_some();
     let flags = r.sqe.flags;
     if flags & !SQE_VALID_FLAGS != 0 {
