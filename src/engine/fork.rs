@@ -94,6 +94,7 @@ extern "C" fn parent() {
 }
 
 extern "C" fn child() {
+    super::lock::forget_pid();
     // SAFETY: we are the atfork child handler: the only thread.
     unsafe {
         table::after_fork_child();

@@ -51,20 +51,64 @@ pub(crate) fn futex_wake_shared(word: &AtomicU32, n: i32) {
     unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, n) };
 }
 
-/// Takes a lock word (0 free, 1 held, 2 held with sleepers) that lives in
-/// memory shared between processes.
+/// The process id, for `lock_shared` (reset in a forked child).
+static PID: AtomicU32 = AtomicU32::new(0);
+/// Set in a `lock_shared` word whose holder has sleepers to wake.
+const SLEEPERS: u32 = 1 << 31;
+/// How long a `lock_shared` waiter sleeps before it checks that the holder
+/// still lives.
+const HOLDER_CHECK_NS: u64 = 10_000_000;
+
+/// Forgets the cached pid (in a forked child).
+pub(crate) fn forget_pid() {
+    PID.store(0, Ordering::Relaxed);
+}
+
+fn pid() -> u32 {
+    let p = PID.load(Ordering::Relaxed);
+    if p != 0 {
+        return p;
+    }
+    // SAFETY: getpid has no preconditions.
+    let p = unsafe { libc::getpid() } as u32;
+    PID.store(p, Ordering::Relaxed);
+    p
+}
+
+/// Takes a lock word that lives in memory shared between processes: 0
+/// free, else the holder's pid (| SLEEPERS). A process killed while
+/// holding it must not block the others forever, so a waiter that slept
+/// for a while checks the holder and takes the lock from a dead one.
 pub(crate) fn lock_shared(w: &AtomicU32) {
-    if w.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+    let me = pid();
+    if w.compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed).is_ok() {
         return;
     }
-    while w.swap(2, Ordering::Acquire) != 0 {
-        futex_wait_shared(w, 2, None);
+    loop {
+        let cur = w.load(Ordering::Relaxed);
+        if cur == 0 {
+            // Taken after a wait: others may sleep still, so the unlock
+            // must wake one.
+            if w.compare_exchange(0, me | SLEEPERS, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+                return;
+            }
+            continue;
+        }
+        if cur & SLEEPERS == 0 && w.compare_exchange(cur, cur | SLEEPERS, Ordering::Relaxed, Ordering::Relaxed).is_err() {
+            continue;
+        }
+        let r = futex_wait_shared(w, cur | SLEEPERS, Some(super::os::now_ns() + HOLDER_CHECK_NS));
+        // SAFETY: kill with signal 0 only checks that the process exists.
+        let gone = r == -libc::ETIMEDOUT && unsafe { libc::kill((cur & !SLEEPERS) as i32, 0) } < 0 && super::os::errno() == -libc::ESRCH;
+        if gone && w.compare_exchange(cur | SLEEPERS, me | SLEEPERS, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+            return;
+        }
     }
 }
 
 /// Drops a lock taken with `lock_shared`.
 pub(crate) fn unlock_shared(w: &AtomicU32) {
-    if w.swap(0, Ordering::Release) == 2 {
+    if w.swap(0, Ordering::Release) & SLEEPERS != 0 {
         futex_wake_shared(w, 1);
     }
 }
