@@ -11,9 +11,14 @@
  *    the personality is unregistered while it waits;
  *  - IORING_OP_FIXED_FD_INSTALL refuses a personality (-EPERM);
  *  - once back to root, requests without a personality run as root again
- *    (worker threads included).
+ *    (worker threads included);
+ *  - a personality registered by a thread that gave up root entirely (for
+ *    itself only) makes a root process's request run without root, and
+ *    the process keeps root.
  */
+#include <pthread.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include "op-util.h"
 
 #define NOBODY 65534
@@ -102,6 +107,19 @@ static void unregister_while_waiting(struct io_uring *ring)
 	close(p[1]);
 }
 
+/* Registers a personality from a thread that gave up root for itself only
+ * (the raw system calls; glibc's would change every thread). */
+static void *register_as_nobody(void *arg)
+{
+	struct io_uring *ring = arg;
+	long id = -1;
+
+	if (syscall(SYS_setresgid, NOBODY, NOBODY, NOBODY) == 0 &&
+	    syscall(SYS_setresuid, NOBODY, NOBODY, NOBODY) == 0)
+		id = io_uring_register_personality(ring);
+	return (void *)id;
+}
+
 int main(int argc, char *argv[])
 {
 	struct io_uring ring;
@@ -147,6 +165,25 @@ int main(int argc, char *argv[])
 	CHECK(seteuid(0) == 0, "seteuid(0)");
 	CHECK(open_as(&ring, path, 0, 0, 0) >= 0, "open as root again");
 	CHECK(open_as(&ring, path, 0, IOSQE_ASYNC, 0) >= 0, "async open as root again");
+
+	/* Root running a request as a user with no way back to root, and
+	 * coming back afterwards. */
+	{
+		pthread_t t;
+		void *ret;
+		int nobody;
+
+		CHECK(!pthread_create(&t, NULL, register_as_nobody, &ring), "pthread_create");
+		pthread_join(t, &ret);
+		nobody = (int)(long)ret;
+		CHECK(nobody > 0, "personality registered as nobody: %d", nobody);
+		CHECK_EQ(open_as(&ring, path, nobody, 0, 0), -EACCES, "open with nobody's personality");
+		CHECK_EQ(open_as(&ring, path, nobody, IOSQE_ASYNC, 0), -EACCES,
+			 "async open with nobody's personality");
+		CHECK(open_as(&ring, path, 0, IOSQE_ASYNC, 0) >= 0, "async open as root after nobody's");
+		CHECK(open_as(&ring, path, 0, 0, 0) >= 0, "open as root after nobody's");
+		CHECK_EQ(io_uring_unregister_personality(&ring, nobody), 0, "unregister nobody's");
+	}
 	CHECK_EQ(io_uring_unregister_personality(&ring, id), 0, "unregister");
 	io_uring_queue_exit(&ring);
 	return tu_done();

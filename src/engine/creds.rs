@@ -55,25 +55,31 @@ impl Creds {
     }
 
     /// Makes the calling thread run with `self`, from `from` (its current
-    /// credentials). Groups need privilege: a thread that has it (effective
-    /// uid 0) sets them before giving up its uids, one without first
-    /// takes the target's uids.
-    fn switch(&self, from: &Creds) -> Result<(), i32> {
+    /// credentials); returns what it set. A thread with effective uid 0
+    /// keeps 0 as its saved uid, so that it can come back: the access
+    /// checks go by the effective (and fs) ids. Groups need privilege: a
+    /// privileged thread sets them before giving up its uids, one without
+    /// first takes the target's uids.
+    fn switch(&self, from: &Creds) -> Result<Creds, i32> {
+        let mut to = Creds { uids: self.uids, gids: self.gids, groups: self.groups.clone() };
+        if from.uids[1] == 0 {
+            to.uids[2] = 0;
+        }
         let ids = |nr: libc::c_long, v: &[u32; 3]| {
             // SAFETY: setres[ug]id takes three ids by value.
             os::cvt32(unsafe { libc::syscall(nr, v[0], v[1], v[2]) } as i32)
         };
-        let uids = || if self.uids != from.uids { ids(libc::SYS_setresuid, &self.uids) } else { 0 };
+        let uids = || if to.uids != from.uids { ids(libc::SYS_setresuid, &to.uids) } else { 0 };
         let rest = || {
-            if self.groups != from.groups {
+            if to.groups != from.groups {
                 // SAFETY: a live array of the length given.
-                let r = os::cvt32(unsafe { libc::syscall(libc::SYS_setgroups, self.groups.len(), self.groups.as_ptr()) } as i32);
+                let r = os::cvt32(unsafe { libc::syscall(libc::SYS_setgroups, to.groups.len(), to.groups.as_ptr()) } as i32);
                 if r < 0 {
                     return r;
                 }
             }
-            if self.gids != from.gids {
-                ids(libc::SYS_setresgid, &self.gids)
+            if to.gids != from.gids {
+                ids(libc::SYS_setresgid, &to.gids)
             } else {
                 0
             }
@@ -92,7 +98,7 @@ impl Creds {
         if r < 0 {
             Err(r)
         } else {
-            Ok(())
+            Ok(to)
         }
     }
 }
@@ -189,11 +195,23 @@ pub(crate) fn with<T>(ctx: &Ctx, req_id: u64, f: impl FnOnce() -> T) -> Result<T
     if own == *c {
         return Ok(f());
     }
-    c.switch(&own)?;
+    let now = match c.switch(&own) {
+        Ok(now) => now,
+        Err(e) => {
+            // Part of the switch may have happened: undo it.
+            match Creds::current() {
+                Ok(cur) if cur == own => {}
+                Ok(cur) if own.switch(&cur).is_ok() => {}
+                // SAFETY: abort has no preconditions.
+                _ => unsafe { libc::abort() },
+            }
+            return Err(e);
+        }
+    };
     let out = f();
-    // Going back can only fail if the switch took away the right to; a
+    // Going back cannot fail (`switch` keeps the way back); were it to, a
     // worker must not go on with foreign credentials.
-    if own.switch(&c).is_err() {
+    if own.switch(&now).is_err() {
         // SAFETY: abort has no preconditions.
         unsafe { libc::abort() };
     }
