@@ -12,12 +12,15 @@
  *  - a SINGLE_ISSUER ring refuses the child (-EEXIST), as the kernel does;
  *  - an SQPOLL ring's thread, asleep, wakes for and runs what the child
  *    queues;
+ *  - the child holds none of the files the parent's pending requests keep
+ *    open (the peer of a socket sees its end once the parent closes it);
  *  - a child that exits without using the ring changes nothing for the
  *    parent.
  * The struct io_uring lives in shared memory, as a program sharing a ring
  * across fork() keeps it, and a process-shared mutex orders the two
  * processes' submissions.
  */
+#include <poll.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -193,6 +196,43 @@ static void parent_posts_child_serves(void)
 	close(sync_p[1]);
 }
 
+/*
+ * The child holds none of the files its parent's requests keep open: once
+ * the parent's pending read completes and the parent closes its socket,
+ * the peer sees the end of the stream while the child still lives.
+ */
+static void child_keeps_no_request_files(void)
+{
+	int sv[2], go[2], fdbuf[2] = { -1, 0 }, res;
+	struct pollfd pfd;
+	char c;
+	pid_t pid;
+
+	CHECK(!socketpair(AF_UNIX, SOCK_STREAM, 0, sv) && !pipe(go), "socketpair/pipe");
+	fdbuf[0] = sv[0];
+	submit_locked(prep_recv, fdbuf, 30);
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (!pid) {
+		close(sv[0]);
+		close(sv[1]);
+		close(go[1]);
+		child_exit(read(go[0], &c, 1) < 0);
+	}
+	close(go[0]);
+	CHECK_EQ(write(sv[1], "abcd", 4), 4, "write");
+	CHECK_EQ(reap_one(30, &res), 0, "parent's read");
+	CHECK_EQ(res, 4, "read result");
+	close(sv[0]);
+	pfd.fd = sv[1];
+	pfd.events = POLLIN;
+	CHECK_EQ(poll(&pfd, 1, 1000), 1, "peer readable after the close");
+	CHECK_EQ(read(sv[1], &c, 1), 0, "end of stream with the child alive");
+	close(go[1]);
+	wait_child(pid, "child holding nothing");
+	close(sv[1]);
+}
+
 static struct __kernel_timespec expiries[20];
 
 static void prep_timeout(struct io_uring_sqe *sqe, void *arg)
@@ -359,6 +399,7 @@ int main(int argc, char **argv)
 	parent_posts_child_waits();
 	child_posts_parent_waits();
 	parent_posts_child_serves();
+	child_keeps_no_request_files();
 	both_post();
 	single_issuer();
 	sqpoll_child();

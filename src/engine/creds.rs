@@ -121,7 +121,7 @@ impl Personalities {
 
     /// In a forked child: the parent's requests stay the parent's.
     pub(crate) fn reset_after_fork(&mut self) {
-        core::mem::forget(core::mem::take(&mut self.inflight));
+        super::fork::keep(core::mem::take(&mut self.inflight));
     }
 }
 

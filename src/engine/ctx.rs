@@ -219,9 +219,18 @@ impl Inner {
 
 impl Inner {
     /// In a forked child: the parent's requests and held-back CQEs stay
-    /// the parent's (their memory here is a copy nobody will free).
+    /// the parent's. Only the child's copies of the fds the requests took
+    /// (their file references) go, as they would keep the parent's files
+    /// open for as long as the child lives.
     pub(crate) fn reset_after_fork(&mut self, ctx: &Ctx) {
-        core::mem::forget(core::mem::replace(self, Inner::new()));
+        for r in self.armed.iter() {
+            // SAFETY: only this thread exists; the copy is ours to read.
+            let q = unsafe { r.get() };
+            if q.flags & super::req::rf::OWN_FILE != 0 {
+                os::close(q.file);
+            }
+        }
+        super::fork::keep(core::mem::replace(self, Inner::new()));
         self.cq_tail = ctx.word(off::CQ_TAIL).load(Ordering::Acquire);
     }
 }

@@ -27,6 +27,17 @@ use crate::sys::IORING_SETUP_SINGLE_ISSUER;
 
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 
+/// The parent's requests and their bookkeeping, as copied into a child:
+/// never freed there (their destructors act for the parent), but held
+/// here, so that leak checkers see them as kept rather than lost.
+static INHERITED: super::lock::Mutex<alloc::vec::Vec<usize>> = super::lock::Mutex::new(alloc::vec::Vec::new());
+
+/// Keeps `x` (the parent's, in a forked child) for good; see `INHERITED`.
+pub(crate) fn keep<T>(x: T) {
+    let p = alloc::boxed::Box::into_raw(alloc::boxed::Box::new(x)) as usize;
+    INHERITED.lock().push(p);
+}
+
 /// The locks held across fork(), in the engine's lock order: submission
 /// first, the completion side last.
 fn locks(ctx: &Ctx) -> [&dyn Held; 4] {
@@ -143,7 +154,7 @@ unsafe fn take_over(ctx: &Ctx) {
         ctx.restrictions.reset_after_fork();
         ctx.ready.after_fork_child();
     }
-    core::mem::forget(core::mem::take(&mut *ctx.sig_waiters.lock()));
+    ctx.sig_waiters.lock().clear();
     ctx.personalities.lock().reset_after_fork();
     ctx.users.store(0, Ordering::Relaxed);
     ctx.cq_waiters.store(0, Ordering::Relaxed);

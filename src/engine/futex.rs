@@ -516,7 +516,7 @@ pub(crate) unsafe fn after_fork_child() {
     // SAFETY: forwarded contract: no other thread exists.
     unsafe { REG.reset_after_fork() };
     let mut reg = REG.lock();
-    core::mem::forget(core::mem::take(&mut reg.slots));
+    super::fork::keep(core::mem::take(&mut reg.slots));
     for w in reg.watchers.iter_mut() {
         w.entries = 0;
         w.running = false;

@@ -366,7 +366,7 @@ pub(crate) unsafe fn after_fork_child() {
     os::close(s.wakefd);
     os::close(s.timerfd);
     // The parent's requests are not ours to touch: forget them.
-    core::mem::forget(core::mem::take(&mut s.timers));
+    super::fork::keep(core::mem::take(&mut s.timers));
     s.epfd = -1;
     s.wakefd = -1;
     s.timerfd = -1;

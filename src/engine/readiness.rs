@@ -268,7 +268,7 @@ impl Readiness {
         // SAFETY: forwarded contract.
         unsafe { self.state.reset_after_fork() };
         let mut s = self.state.lock();
-        core::mem::forget(core::mem::take(&mut s.graves));
+        super::fork::keep(core::mem::take(&mut s.graves));
         *s = State { serving: false, covered: false, lazy: false, armed: 0, graves: Vec::new(), reactor: -1 };
         os::close(self.epfd.swap(-1, Ordering::Relaxed));
         os::close(self.wakefd.swap(-1, Ordering::Relaxed));
