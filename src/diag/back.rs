@@ -62,9 +62,13 @@ extern "C" fn init() -> bool {
         extern "C" fn give() {
             STATE.unlock();
         }
+        extern "C" fn give_in_child() {
+            super::view::FORKED.store(true, Ordering::Relaxed);
+            STATE.unlock();
+        }
         // SAFETY: plain functions with no preconditions; a failure only
         // leaves fork-time locking to chance.
-        unsafe { libc::pthread_atfork(Some(take), Some(give), Some(give)) };
+        unsafe { libc::pthread_atfork(Some(take), Some(give), Some(give_in_child)) };
     }
     mode != 0
 }

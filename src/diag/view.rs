@@ -7,6 +7,7 @@
 //! using the ring at the same time.
 
 use core::ptr::{addr_of, read_volatile};
+use core::sync::atomic::{AtomicBool, Ordering};
 
 use crate::ring::{load_acquire, IoUring};
 use crate::sys::{io_uring_cqe, io_uring_sqe, IORING_SETUP_CQE32, IORING_SETUP_SQE128, IORING_SETUP_SQ_REWIND};
@@ -20,6 +21,17 @@ pub struct Cqe {
     pub res: i32,
     pub flags: u32,
     pub big: Option<[u64; 2]>,
+}
+
+/// Set in a forked child (see `RingView::mapped`).
+pub static FORKED: AtomicBool = AtomicBool::new(false);
+
+/// Whether the page holding `p` is mapped.
+fn present(p: *const u8) -> bool {
+    let page = p as usize & !(crate::ring::page_size() - 1);
+    let mut v = 0u8;
+    // SAFETY: mincore only reports on the range (ENOMEM when unmapped).
+    unsafe { libc::mincore(page as *mut libc::c_void, 1, &mut v) == 0 }
 }
 
 pub struct RingView {
@@ -69,9 +81,14 @@ impl RingView {
         }
     }
 
-    /// Whether the struct points at ring memory we may read.
+    /// Whether the struct points at ring memory we may read. In a forked
+    /// child the parent's rings may have stayed behind
+    /// (io_uring_ring_dontfork): there the pages are looked up first.
     pub fn mapped(&self) -> bool {
-        !self.cq_khead.is_null() && !self.cq_ktail.is_null() && !self.sqes.is_null()
+        if self.cq_khead.is_null() || self.cq_ktail.is_null() || self.sqes.is_null() {
+            return false;
+        }
+        !FORKED.load(Ordering::Relaxed) || (present(self.cq_khead.cast()) && present(self.sqes.cast()))
     }
 
     /// Whether the struct holds a ring the kernel can be entered for.
