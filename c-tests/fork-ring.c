@@ -95,6 +95,26 @@ static int child_exit(int code)
 	_exit(code);
 }
 
+static pid_t fork_checked(void)
+{
+	pid_t pid = fork();
+
+	CHECK(pid >= 0, "fork");
+	return pid;
+}
+
+/*
+ * A socketpair `sv` with a read of sv[0] pending (into fdbuf, user_data
+ * `ud`) and a pipe `p`, then fork(): the child's pid, or 0 in the child.
+ */
+static pid_t read_pending_then_fork(int sv[2], int p[2], int fdbuf[2], uint64_t ud)
+{
+	CHECK(!socketpair(AF_UNIX, SOCK_STREAM, 0, sv) && !pipe(p), "socketpair/pipe");
+	fdbuf[0] = sv[0];
+	submit_locked(prep_recv, fdbuf, ud);
+	return fork_checked();
+}
+
 static void wait_child(pid_t pid, const char *what)
 {
 	int status;
@@ -107,9 +127,8 @@ static void wait_child(pid_t pid, const char *what)
 /* The child sleeps in a wait until the parent posts. */
 static void parent_posts_child_waits(void)
 {
-	pid_t pid = fork();
+	pid_t pid = fork_checked();
 
-	CHECK(pid >= 0, "fork");
 	if (!pid)
 		child_exit(reap_one(1, NULL) ? 1 : 0);
 	usleep(50 * 1000);
@@ -128,11 +147,7 @@ static void child_posts_parent_waits(void)
 	char c;
 	pid_t pid;
 
-	CHECK(!socketpair(AF_UNIX, SOCK_STREAM, 0, sv) && !pipe(sync_p), "socketpair/pipe");
-	fdbuf[0] = sv[0];
-	submit_locked(prep_recv, fdbuf, 10);
-	pid = fork();
-	CHECK(pid >= 0, "fork");
+	pid = read_pending_then_fork(sv, sync_p, fdbuf, 10);
 	if (!pid) {
 		int p[2], cbuf[2] = { -1, 0 }, val = 0x5a5a;
 
@@ -169,8 +184,7 @@ static void parent_posts_child_serves(void)
 	pid_t pid;
 
 	CHECK(!pipe(sync_p), "pipe");
-	pid = fork();
-	CHECK(pid >= 0, "fork");
+	pid = fork_checked();
 	if (!pid) {
 		int sv[2], cbuf[2] = { -1, 0 }, res;
 
@@ -208,11 +222,7 @@ static void child_keeps_no_request_files(void)
 	char c;
 	pid_t pid;
 
-	CHECK(!socketpair(AF_UNIX, SOCK_STREAM, 0, sv) && !pipe(go), "socketpair/pipe");
-	fdbuf[0] = sv[0];
-	submit_locked(prep_recv, fdbuf, 30);
-	pid = fork();
-	CHECK(pid >= 0, "fork");
+	pid = read_pending_then_fork(sv, go, fdbuf, 30);
 	if (!pid) {
 		close(sv[0]);
 		close(sv[1]);
@@ -277,8 +287,7 @@ static void both_post(void)
 
 	for (int i = 0; i < 20; i++)
 		expiries[i].tv_nsec = i * 100000;
-	pid = fork();
-	CHECK(pid >= 0, "fork");
+	pid = fork_checked();
 	if (!pid) {
 		submit_timeouts(2000);
 		child_exit(wait_all_timeouts() ? 1 : 0);
@@ -313,8 +322,7 @@ static void single_issuer(void)
 		return;
 	}
 	CHECK_EQ(ret, 0, "SINGLE_ISSUER setup");
-	pid = fork();
-	CHECK(pid >= 0, "fork");
+	pid = fork_checked();
 	if (!pid) {
 		io_uring_prep_nop(io_uring_get_sqe(&ring));
 		ret = io_uring_submit(&ring);
@@ -345,8 +353,7 @@ static void sqpoll_child(void)
 		return;
 	}
 	CHECK_EQ(ret, 0, "SQPOLL setup");
-	pid = fork();
-	CHECK(pid >= 0, "fork");
+	pid = fork_checked();
 	if (!pid) {
 		struct io_uring_sqe *sqe;
 
@@ -388,8 +395,7 @@ int main(int argc, char **argv)
 	CHECK_EQ(io_uring_queue_init(256, &shm->ring, 0), 0, "setup");
 
 	/* A child that never touches the ring. */
-	pid = fork();
-	CHECK(pid >= 0, "fork");
+	pid = fork_checked();
 	if (!pid)
 		child_exit(0);
 	wait_child(pid, "idle child");
