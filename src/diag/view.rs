@@ -9,7 +9,7 @@
 use core::ptr::{addr_of, read_volatile};
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use crate::ring::{load_acquire, IoUring};
+use crate::ring::{load_acquire, page_mapped, IoUring};
 use crate::sys::{io_uring_cqe, io_uring_sqe, IORING_SETUP_CQE32, IORING_SETUP_SQE128, IORING_SETUP_SQ_REWIND};
 
 pub use crate::sys::flat_sqe::Sqe;
@@ -25,14 +25,6 @@ pub struct Cqe {
 
 /// Set in a forked child (see `RingView::mapped`).
 pub static FORKED: AtomicBool = AtomicBool::new(false);
-
-/// Whether the page holding `p` is mapped.
-fn present(p: *const u8) -> bool {
-    let page = p as usize & !(crate::ring::page_size() - 1);
-    let mut v = 0u8;
-    // SAFETY: mincore only reports on the range (ENOMEM when unmapped).
-    unsafe { libc::mincore(page as *mut libc::c_void, 1, &mut v) == 0 }
-}
 
 pub struct RingView {
     pub flags: u32,
@@ -88,7 +80,7 @@ impl RingView {
         if self.cq_khead.is_null() || self.cq_ktail.is_null() || self.sqes.is_null() {
             return false;
         }
-        !FORKED.load(Ordering::Relaxed) || (present(self.cq_khead.cast()) && present(self.sqes.cast()))
+        !FORKED.load(Ordering::Relaxed) || (page_mapped(self.cq_khead.cast()) && page_mapped(self.sqes.cast()))
     }
 
     /// Whether the struct holds a ring the kernel can be entered for.

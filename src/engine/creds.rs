@@ -120,7 +120,7 @@ impl Personalities {
     }
 
     /// In a forked child: the parent's requests stay the parent's.
-    pub(crate) fn reset_after_fork(&mut self) {
+    pub(crate) fn forget_inflight(&mut self) {
         super::fork::keep(core::mem::take(&mut self.inflight));
     }
 }

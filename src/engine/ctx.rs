@@ -215,9 +215,7 @@ impl Inner {
             fired: alloc::vec::Vec::new(),
         }
     }
-}
 
-impl Inner {
     /// In a forked child: the parent's requests and held-back CQEs stay
     /// the parent's. Only the child's copies of the fds the requests took
     /// (their file references) go, as they would keep the parent's files

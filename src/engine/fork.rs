@@ -16,8 +16,9 @@
 //!
 //! Not taken over (every call fails with -EBADFD in the child, which may
 //! still close its copy of the fd): rings whose memory the child did not
-//! inherit (io_uring_ring_dontfork). Per-process after the fork: registered files and
-//! buffers, provided buffers, and CQEs held back in overflow.
+//! inherit (io_uring_ring_dontfork). Per process after the fork:
+//! registered files and buffers, provided buffers, and CQEs held back in
+//! overflow.
 
 use core::sync::atomic::{AtomicBool, Ordering};
 
@@ -130,13 +131,7 @@ extern "C" fn child() {
 /// Whether the ring's memory came along (io_uring_ring_dontfork keeps it
 /// from the child).
 fn inherited_memory(ctx: &Ctx) -> bool {
-    let mapped = |p: *const u8| {
-        let page = p as usize & !(crate::ring::page_size() - 1);
-        let mut v = 0u8;
-        // SAFETY: mincore only reports on the range; ENOMEM if unmapped.
-        unsafe { libc::mincore(page as *mut libc::c_void, 1, &mut v) == 0 }
-    };
-    mapped(ctx.mem.rings) && mapped(ctx.mem.sqes as *const u8)
+    crate::ring::page_mapped(ctx.mem.rings) && crate::ring::page_mapped(ctx.mem.sqes as *const u8)
 }
 
 /// Makes an inherited ring this process's own.
@@ -155,7 +150,7 @@ unsafe fn take_over(ctx: &Ctx) {
         ctx.ready.after_fork_child();
     }
     ctx.sig_waiters.lock().clear();
-    ctx.personalities.lock().reset_after_fork();
+    ctx.personalities.lock().forget_inflight();
     ctx.users.store(0, Ordering::Relaxed);
     ctx.cq_waiters.store(0, Ordering::Relaxed);
     ctx.nr_sig_waiters.store(0, Ordering::Relaxed);

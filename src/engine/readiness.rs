@@ -69,6 +69,12 @@ struct State {
     reactor: i32,
 }
 
+impl State {
+    const fn new() -> State {
+        State { serving: false, covered: false, lazy: false, armed: 0, graves: Vec::new(), reactor: -1 }
+    }
+}
+
 fn ctl(epfd: i32, op: i32, fd: i32, events: u32, data: u64) -> i32 {
     let mut ev = libc::epoll_event { events, u64: data };
     // SAFETY: a live epoll_event; the kernel checks the fds.
@@ -84,7 +90,7 @@ impl Readiness {
             fetched: AtomicU64::new(0),
             submitting: AtomicBool::new(false),
             cover_due: AtomicBool::new(false),
-            state: Mutex::new(State { serving: false, covered: false, lazy: false, armed: 0, graves: Vec::new(), reactor: -1 }),
+            state: Mutex::new(State::new()),
         }
     }
 
@@ -269,7 +275,7 @@ impl Readiness {
         unsafe { self.state.reset_after_fork() };
         let mut s = self.state.lock();
         super::fork::keep(core::mem::take(&mut s.graves));
-        *s = State { serving: false, covered: false, lazy: false, armed: 0, graves: Vec::new(), reactor: -1 };
+        *s = State::new();
         os::close(self.epfd.swap(-1, Ordering::Relaxed));
         os::close(self.wakefd.swap(-1, Ordering::Relaxed));
         self.sleeping.store(false, Ordering::Relaxed);

@@ -304,9 +304,8 @@ fn max_workers(arg: u64, nr: u32) -> i32 {
     }
 }
 
-/// IORING_(UN)REGISTER_RING_FDS: registered indexes of engine rings start
-/// at `table::REG_BASE`.
-/// IORING_(UN)REGISTER_RING_FDS (`orphans`: unregistering).
+/// IORING_(UN)REGISTER_RING_FDS (`orphans` when unregistering):
+/// registered indexes of engine rings start at `table::REG_BASE`.
 fn ring_fds(r: &RingRef, arg: u64, nr: u32, mut orphans: Option<&mut alloc::vec::Vec<RingRef>>) -> i32 {
     let reg = orphans.is_none();
     if nr == 0 || nr > MAX_RING_FDS {

@@ -35,7 +35,6 @@ pub(crate) const FEATURES: u32 = IORING_FEAT_SINGLE_MMAP
 
 fn check_flags(f: u32) -> Result<(), i32> {
     let bad = f & !KNOWN_FLAGS != 0
-
         || (f & IORING_SETUP_TASKRUN_FLAG != 0 && f & (IORING_SETUP_COOP_TASKRUN | IORING_SETUP_DEFER_TASKRUN) == 0)
         || (f & IORING_SETUP_DEFER_TASKRUN != 0 && f & IORING_SETUP_SINGLE_ISSUER == 0)
         || (f & IORING_SETUP_HYBRID_IOPOLL != 0 && f & IORING_SETUP_IOPOLL == 0)

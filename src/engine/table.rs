@@ -233,8 +233,7 @@ pub(crate) fn unregister_index(idx: u32) -> Result<Option<RingRef>, i32> {
     }
     let h = v as usize - 1;
     let Some(r) = get_idx(h) else { return Ok(None) };
-    let fd_maps = fd_slot(r.ctx().fd(), false).is_some_and(|s| s.load(Ordering::Acquire) == v);
-    if fd_maps || REG_MAP.iter().any(|s| s.load(Ordering::Acquire) == v) {
+    if reachable(h, r.ctx().fd()) {
         return Ok(None);
     }
     LIVE.fetch_sub(1, Ordering::Release);

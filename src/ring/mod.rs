@@ -64,6 +64,15 @@ pub(crate) fn page_size() -> usize {
     v
 }
 
+/// Whether the page holding `p` is mapped in this process (a forked child
+/// lacks the pages io_uring_ring_dontfork kept from it).
+pub(crate) fn page_mapped(p: *const u8) -> bool {
+    let page = p as usize & !(page_size() - 1);
+    let mut v = 0u8;
+    // SAFETY: mincore only reports on the range (ENOMEM when unmapped).
+    unsafe { libc::mincore(page as *mut libc::c_void, 1, &mut v) == 0 }
+}
+
 /// log2 of the SQE slots one entry takes (SQE128 rings: two).
 #[inline(always)]
 pub(crate) fn sqe_shift(setup_flags: u32) -> u32 {
