@@ -103,22 +103,10 @@ fn hooks() -> &'static Hooks {
     unsafe { &*HOOKS.load(Ordering::Acquire) }
 }
 
-/// A LIBURING_RS_* setting, if set to something other than "" or "0".
-/// Programs running with raised privileges get none (like secure_getenv).
+/// A LIBURING_RS_* setting, if set to something other than "" or "0"
+/// (never for programs running with raised privileges).
 fn env(name: &CStr) -> Option<&'static [u8]> {
-    // SAFETY: getauxval has no preconditions.
-    if unsafe { libc::getauxval(libc::AT_SECURE) } != 0 {
-        return None;
-    }
-    // SAFETY: getenv returns null or a NUL-terminated string that stays
-    // valid as long as nobody changes the environment variable.
-    let p = unsafe { libc::getenv(name.as_ptr()) };
-    if p.is_null() {
-        return None;
-    }
-    // SAFETY: p is a NUL-terminated C string (see above).
-    let s = unsafe { CStr::from_ptr(p) }.to_bytes();
-    (!s.is_empty() && s != b"0").then_some(s)
+    crate::sys::env::get(name).filter(|s| !s.is_empty() && *s != b"0")
 }
 
 

@@ -370,13 +370,9 @@ pub fn setup_failed(ret: i32, entries: u32, flags: u32, p: &io_uring_params, use
 /// Whether the user asked to see diagnostics (`LIBURING_RS_TRACE` or
 /// `LIBURING_RS_CHECK` set to something other than empty or "0").
 fn announce_wanted() -> bool {
-    [c"LIBURING_RS_TRACE", c"LIBURING_RS_CHECK"].iter().any(|name| {
-        // SAFETY: getenv with a NUL-terminated name; the result is read at
-        // once, before anything could change the environment.
-        let v = unsafe { libc::getenv(name.as_ptr()) };
-        // SAFETY: a non-null getenv result is a NUL-terminated string.
-        !v.is_null() && !matches!(unsafe { core::ffi::CStr::from_ptr(v) }.to_bytes(), b"" | b"0")
-    })
+    [c"LIBURING_RS_TRACE", c"LIBURING_RS_CHECK"]
+        .iter()
+        .any(|name| !matches!(crate::sys::env::get(name), None | Some(b"" | b"0")))
 }
 
 /// Prints one line to stderr with a single system call, so lines of

@@ -46,5 +46,5 @@ fn issue(_: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
     Issued::Done(os::cvt(ret as isize) as i32, 0)
 }
 
-pub(crate) const FADVISE: OpDef = OpDef { prep, issue, needs_file: true, ..BASE };
-pub(crate) const MADVISE: OpDef = OpDef { prep, issue, error_fails: false, ..BASE };
+pub(crate) const FADVISE: OpDef = OpDef { prep, issue, needs_file: true, creds: false, ..BASE };
+pub(crate) const MADVISE: OpDef = OpDef { prep, issue, error_fails: false, creds: false, ..BASE };

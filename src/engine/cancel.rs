@@ -110,7 +110,7 @@ fn issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
     Issued::Done(cancel(ctx, &cd, mode), 0)
 }
 
-pub(crate) const ASYNC_CANCEL: OpDef = OpDef { prep, issue, ..BASE };
+pub(crate) const ASYNC_CANCEL: OpDef = OpDef { prep, issue, creds: false, ..BASE };
 
 /// Takes a matched request from wherever it waits; true if we now own it.
 fn take(req: ReqPtr) -> bool {

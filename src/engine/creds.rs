@@ -1,127 +1,296 @@
-//! Personalities (IORING_REGISTER_PERSONALITY): a ring keeps the
-//! credentials of the thread that registered them under an id, and a
-//! request naming that id in `sqe->personality` runs with them.
+//! Credentials: every request runs with those of the thread that submitted
+//! it, as the kernel's io_uring does (it issues inline in the submitting
+//! task, and `io_prep_async_work` hands io-wq the submitter's `cred`), or
+//! with a personality's (IORING_REGISTER_PERSONALITY).
 //!
-//! Linux keeps credentials per thread; glibc's set*id() calls change every
-//! thread of the process, the raw system calls only the caller. A request
-//! whose credentials differ from the running thread's goes to a worker,
-//! which takes them on with the raw calls around the operation and then
-//! goes back to its own.
+//! Linux keeps credentials per thread, so a request run on another thread
+//! (a worker, the reactor, a thread serving the readiness set, or behind a
+//! link) must carry them along:
+//! - A request whose op checks them (`OpDef::creds`) takes a snapshot of
+//!   its submitter's when it leaves the submitting call ([`capture_chain`]).
+//!   Requests that complete inline never take one.
+//! - A thread other than a worker runs such a request only when its own
+//!   credentials are the same ([`differ`]); otherwise a worker does.
+//! - A worker takes them on around the op ([`with`]) and then goes back to
+//!   its own. Workers are started by one thread kept for that ([`spawn`]),
+//!   which has the credentials of the thread that set up the engine's first
+//!   ring, so a worker never inherits a thread's lowered ones.
+//!
+//! glibc applies set*id() to every thread through a signal (SIGSETXID)
+//! and aborts the process when the threads' results differ. A worker keeps
+//! that signal blocked while it wears other credentials, so the process's
+//! change lands on the worker's own ones once the op is over: a privilege
+//! drop is final on engine threads too, and never aborts the process.
 
 use alloc::collections::BTreeMap;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU32, Ordering};
 
 use super::ctx::Ctx;
+use super::lock::{futex_wait, futex_wake, Mutex};
 use super::os;
 
 /// Supplementary groups kept per personality (the kernel's NGROUPS_MAX).
 const NGROUPS_MAX: usize = 65536;
+/// glibc's signal for applying set*id() to each thread (__SIGRTMIN + 1).
+const SIGSETXID: usize = 33;
+const SECBIT_NO_SETUID_FIXUP: u32 = 1 << 2;
+const CAP_SETGID: u64 = 1 << 6;
+const CAP_SETUID: u64 = 1 << 7;
+const CAP_SETPCAP: u64 = 1 << 8;
+/// What a worker needs to take on any credentials and come back.
+const SWITCH_CAPS: u64 = CAP_SETGID | CAP_SETUID | CAP_SETPCAP;
+const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+const EFF: usize = 0;
+const PRM: usize = 1;
+const INH: usize = 2;
 
-/// User and group ids (real, effective, saved) and supplementary groups.
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: i32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+/// A thread's credentials: user and group ids (real, effective, saved,
+/// fs), capability sets, securebits and supplementary groups. Ambient and
+/// bounding capabilities are left out: they act only at execve, which no
+/// operation makes.
 #[derive(PartialEq, Eq)]
 pub(crate) struct Creds {
-    uids: [u32; 3],
-    gids: [u32; 3],
+    uid: [u32; 4],
+    gid: [u32; 4],
+    cap: [u64; 3],
+    securebits: u32,
     groups: Vec<u32>,
+}
+
+fn ok(r: libc::c_long) -> Result<(), i32> {
+    if r < 0 {
+        Err(os::errno())
+    } else {
+        Ok(())
+    }
+}
+
+fn capget() -> Result<[u64; 3], i32> {
+    let mut h = CapHeader { version: LINUX_CAPABILITY_VERSION_3, pid: 0 };
+    let mut d = [CapData::default(); 2];
+    // SAFETY: a v3 header and the two data words v3 fills.
+    ok(unsafe { libc::syscall(libc::SYS_capget, &mut h, d.as_mut_ptr()) })?;
+    let join = |f: fn(&CapData) -> u32| f(&d[0]) as u64 | (f(&d[1]) as u64) << 32;
+    Ok([join(|c| c.effective), join(|c| c.permitted), join(|c| c.inheritable)])
+}
+
+fn capset(cap: [u64; 3]) -> Result<(), i32> {
+    let mut h = CapHeader { version: LINUX_CAPABILITY_VERSION_3, pid: 0 };
+    let half = |i: u32| CapData {
+        effective: (cap[EFF] >> i) as u32,
+        permitted: (cap[PRM] >> i) as u32,
+        inheritable: (cap[INH] >> i) as u32,
+    };
+    let d = [half(0), half(32)];
+    // SAFETY: a v3 header and two data words, only read.
+    ok(unsafe { libc::syscall(libc::SYS_capset, &mut h, d.as_ptr()) })
+}
+
+/// setres[ug]id (`nr`) of the first three ids, then setfs[ug]id (`fs`).
+fn set_ids(nr: libc::c_long, fs: libc::c_long, v: &[u32; 4]) -> Result<(), i32> {
+    // SAFETY: plain ids by value; these calls change the calling thread only.
+    ok(unsafe { libc::syscall(nr, v[0], v[1], v[2]) })?;
+    // SAFETY: as above. setfs[ug]id reports no error: check the result.
+    unsafe { libc::syscall(fs, v[3]) };
+    // SAFETY: -1 is no id, so this only reads the current one back.
+    if unsafe { libc::syscall(fs, u32::MAX) } as u32 != v[3] {
+        return Err(-libc::EPERM);
+    }
+    Ok(())
+}
+
+fn set_groups(g: &[u32]) -> Result<(), i32> {
+    // SAFETY: a live array of the length given.
+    ok(unsafe { libc::syscall(libc::SYS_setgroups, g.len(), g.as_ptr()) })
+}
+
+fn set_securebits(bits: u32) -> Result<(), i32> {
+    // SAFETY: PR_SET_SECUREBITS takes the bits by value.
+    ok(unsafe { libc::prctl(libc::PR_SET_SECUREBITS, bits as libc::c_ulong) } as libc::c_long)
 }
 
 impl Creds {
     /// The calling thread's credentials.
-    fn current() -> Result<Creds, i32> {
-        let (mut u, mut g) = ([0u32; 3], [0u32; 3]);
-        let (up, gp) = (u.as_mut_ptr(), g.as_mut_ptr());
+    pub(crate) fn current() -> Result<Creds, i32> {
+        let (mut uid, mut gid) = ([0u32; 4], [0u32; 4]);
+        let (u, g) = (uid.as_mut_ptr(), gid.as_mut_ptr());
         // SAFETY: each call writes three ids into a live local array.
-        let ok = unsafe {
-            libc::syscall(libc::SYS_getresuid, up, up.add(1), up.add(2)) == 0
-                && libc::syscall(libc::SYS_getresgid, gp, gp.add(1), gp.add(2)) == 0
-        };
-        if !ok {
-            return Err(os::errno());
+        unsafe {
+            ok(libc::syscall(libc::SYS_getresuid, u, u.add(1), u.add(2)))?;
+            ok(libc::syscall(libc::SYS_getresgid, g, g.add(1), g.add(2)))?;
         }
-        // SAFETY: a size query writes nothing.
-        let n = unsafe { libc::syscall(libc::SYS_getgroups, 0, core::ptr::null_mut::<u32>()) };
-        if n < 0 {
-            return Err(os::errno());
+        // SAFETY: -1 is no id: these change nothing and return the fs ids.
+        unsafe {
+            uid[3] = libc::syscall(libc::SYS_setfsuid, u32::MAX) as u32;
+            gid[3] = libc::syscall(libc::SYS_setfsgid, u32::MAX) as u32;
         }
-        let mut groups = alloc::vec![0u32; (n as usize).min(NGROUPS_MAX)];
-        // SAFETY: room for `groups.len()` ids.
-        let n = unsafe { libc::syscall(libc::SYS_getgroups, groups.len(), groups.as_mut_ptr()) };
-        if n < 0 {
-            return Err(os::errno());
+        let cap = capget()?;
+        // SAFETY: PR_GET_SECUREBITS takes no pointer.
+        let securebits = unsafe { libc::prctl(libc::PR_GET_SECUREBITS) };
+        ok(securebits as libc::c_long)?;
+        let mut groups = alloc::vec![0u32; 32];
+        loop {
+            // SAFETY: room for `groups.len()` ids.
+            let n = unsafe { libc::syscall(libc::SYS_getgroups, groups.len(), groups.as_mut_ptr()) };
+            if n >= 0 {
+                groups.truncate(n as usize);
+                break;
+            }
+            // SAFETY: a size query writes nothing.
+            let n = unsafe { libc::syscall(libc::SYS_getgroups, 0, core::ptr::null_mut::<u32>()) };
+            ok(n)?;
+            groups.resize((n as usize).min(NGROUPS_MAX), 0);
         }
-        groups.truncate(n as usize);
-        Ok(Creds { uids: u, gids: g, groups })
+        Ok(Creds { uid, gid, cap, securebits: securebits as u32, groups })
     }
 
-    /// Makes the calling thread run with `self`, from `from` (its current
-    /// credentials); returns what it set. A thread with effective uid 0
-    /// keeps 0 as its saved uid, so that it can come back: the access
-    /// checks go by the effective (and fs) ids. Groups need privilege: a
-    /// privileged thread sets them before giving up its uids, one without
-    /// first takes the target's uids.
-    fn switch(&self, from: &Creds) -> Result<Creds, i32> {
-        let mut to = Creds { uids: self.uids, gids: self.gids, groups: self.groups.clone() };
-        if from.uids[1] == 0 {
-            to.uids[2] = 0;
+    /// Makes the calling thread, whose credentials are `self`, run with
+    /// `to`. With CAP_SET[UG]ID and CAP_SETPCAP permitted it keeps its
+    /// permitted set (unused by access checks, which go by the effective
+    /// one) and NO_SETUID_FIXUP, so that it can come back; without them it
+    /// can only move between ids it holds either way.
+    fn assume(&self, to: &Creds) -> Result<(), i32> {
+        if self.cap[PRM] & SWITCH_CAPS != SWITCH_CAPS {
+            return self.assume_ids(to);
         }
-        let ids = |nr: libc::c_long, v: &[u32; 3]| {
-            // SAFETY: setres[ug]id takes three ids by value.
-            os::cvt32(unsafe { libc::syscall(nr, v[0], v[1], v[2]) } as i32)
-        };
-        let uids = || if to.uids != from.uids { ids(libc::SYS_setresuid, &to.uids) } else { 0 };
-        let rest = || {
-            if to.groups != from.groups {
-                // SAFETY: a live array of the length given.
-                let r = os::cvt32(unsafe { libc::syscall(libc::SYS_setgroups, to.groups.len(), to.groups.as_ptr()) } as i32);
-                if r < 0 {
-                    return r;
-                }
-            }
-            if to.gids != from.gids {
-                ids(libc::SYS_setresgid, &to.gids)
-            } else {
-                0
-            }
-        };
-        let r = if from.uids[1] == 0 {
-            match rest() {
-                0 => uids(),
-                e => e,
-            }
-        } else {
-            match uids() {
-                0 => rest(),
-                e => e,
-            }
-        };
-        if r < 0 {
-            Err(r)
-        } else {
-            Ok(to)
+        if to.cap[EFF] & !self.cap[PRM] != 0 {
+            return Err(-libc::EPERM);
         }
+        capset([self.cap[PRM], self.cap[PRM], self.cap[INH]])?;
+        if self.securebits & SECBIT_NO_SETUID_FIXUP == 0 {
+            set_securebits(self.securebits | SECBIT_NO_SETUID_FIXUP)?;
+        }
+        set_groups(&to.groups)?;
+        set_ids(libc::SYS_setresgid, libc::SYS_setfsgid, &to.gid)?;
+        set_ids(libc::SYS_setresuid, libc::SYS_setfsuid, &to.uid)?;
+        capset([to.cap[EFF], self.cap[PRM], to.cap[INH]])
+    }
+
+    /// Comes back to `self` from whatever `assume(to)` got to.
+    fn restore(&self) -> Result<(), i32> {
+        if self.cap[PRM] & SWITCH_CAPS != SWITCH_CAPS {
+            set_ids(libc::SYS_setresuid, libc::SYS_setfsuid, &self.uid)?;
+            return set_ids(libc::SYS_setresgid, libc::SYS_setfsgid, &self.gid);
+        }
+        capset([self.cap[PRM], self.cap[PRM], self.cap[INH]])?;
+        set_groups(&self.groups)?;
+        set_ids(libc::SYS_setresgid, libc::SYS_setfsgid, &self.gid)?;
+        set_ids(libc::SYS_setresuid, libc::SYS_setfsuid, &self.uid)?;
+        set_securebits(self.securebits)?;
+        capset(self.cap)
+    }
+
+    /// The unprivileged switch: capabilities and groups must already be
+    /// the same, and every id must be one the thread may take both ways.
+    fn assume_ids(&self, to: &Creds) -> Result<(), i32> {
+        let both = |a: &[u32; 4], b: &[u32; 4]| a.iter().all(|x| b.contains(x)) && b.iter().all(|x| a.contains(x));
+        let same_caps = self.cap == to.cap && (self.cap == [0; 3] || self.uid == to.uid);
+        if !same_caps || self.groups != to.groups || !both(&self.uid, &to.uid) || !both(&self.gid, &to.gid) {
+            return Err(-libc::EPERM);
+        }
+        set_ids(libc::SYS_setresgid, libc::SYS_setfsgid, &to.gid)?;
+        set_ids(libc::SYS_setresuid, libc::SYS_setfsuid, &to.uid)
     }
 }
 
-/// A ring's registered personalities, and the credentials of requests
-/// in flight (by request id: taken at submission, as the kernel takes its
-/// reference, so that unregistering does not change them).
+/// Blocks SIGSETXID in the calling thread while it lives, with the raw
+/// system call: glibc's own mask calls leave that signal alone.
+struct SetxidBlock(u64);
+
+impl SetxidBlock {
+    fn new() -> SetxidBlock {
+        let set: u64 = 1 << (SIGSETXID - 1);
+        let mut old: u64 = 0;
+        // SAFETY: kernel sigsets of 8 bytes, live locals.
+        unsafe { libc::syscall(libc::SYS_rt_sigprocmask, libc::SIG_BLOCK, &set, &mut old, 8) };
+        SetxidBlock(old)
+    }
+}
+
+impl Drop for SetxidBlock {
+    fn drop(&mut self) {
+        // SAFETY: as above; puts back the mask found.
+        unsafe { libc::syscall(libc::SYS_rt_sigprocmask, libc::SIG_SETMASK, &self.0, core::ptr::null_mut::<u64>(), 8) };
+    }
+}
+
+/// Whether the calling thread's credentials differ from `c` (so that only
+/// a worker may run the request).
+pub(crate) fn differ(c: &Creds) -> bool {
+    Creds::current().map_or(true, |cur| cur != *c)
+}
+
+/// Runs `f` with credentials `c`, on a worker; -EPERM or the like if the
+/// worker cannot take them on.
+pub(crate) fn with<T>(c: &Creds, f: impl FnOnce() -> T) -> Result<T, i32> {
+    let _block = SetxidBlock::new();
+    let own = Creds::current()?;
+    if own == *c {
+        return Ok(f());
+    }
+    if let Err(e) = own.assume(c) {
+        if own.restore().is_err() {
+            // A worker must not go on with foreign credentials.
+            // SAFETY: abort has no preconditions.
+            unsafe { libc::abort() };
+        }
+        return Err(e);
+    }
+    let out = f();
+    if own.restore().is_err() {
+        // SAFETY: as above.
+        unsafe { libc::abort() };
+    }
+    Ok(out)
+}
+
+/// Gives every member of the chain from `req` whose op checks credentials
+/// a snapshot of the calling thread's (the submitter's), as the chain is
+/// about to leave it. Errors (out of memory aside, none can happen) leave
+/// the request without one, to run with the thread that issues it.
+pub(crate) fn capture_chain(req: super::req::ReqPtr) {
+    let mut snap: Option<Arc<Creds>> = None;
+    let mut cur = Some(req);
+    while let Some(m) = cur {
+        // SAFETY: the caller owns the chain.
+        let r = unsafe { m.get() };
+        if r.creds.is_none() && super::opdef::get(r.sqe.opcode).creds {
+            if snap.is_none() {
+                snap = Creds::current().ok().map(Arc::new);
+            }
+            r.creds = snap.clone();
+        }
+        cur = r.link;
+    }
+}
+
+/// A ring's registered personalities.
 pub(crate) struct Personalities {
     map: BTreeMap<u16, Arc<Creds>>,
     /// Where the search for a free id starts: ids are handed out
     /// cyclically from 1, as the kernel does.
     next: u16,
-    inflight: BTreeMap<u64, Arc<Creds>>,
 }
 
 impl Personalities {
     pub(crate) const fn new() -> Personalities {
-        Personalities { map: BTreeMap::new(), next: 1, inflight: BTreeMap::new() }
-    }
-
-    /// In a forked child: the parent's requests stay the parent's.
-    pub(crate) fn forget_inflight(&mut self) {
-        super::fork::keep(core::mem::take(&mut self.inflight));
+        Personalities { map: BTreeMap::new(), next: 1 }
     }
 }
 
@@ -159,61 +328,126 @@ pub(crate) fn unregister(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
     }
 }
 
-/// At submission: request `req_id` runs with personality `id` (-EINVAL:
-/// no such personality).
-pub(crate) fn take(ctx: &Ctx, id: u16, req_id: u64) -> Result<(), i32> {
-    let mut p = ctx.personalities.lock();
-    let c = p.map.get(&id).cloned().ok_or(-libc::EINVAL)?;
-    p.inflight.insert(req_id, c);
-    Ok(())
+/// At submission: the credentials of personality `id` (-EINVAL: none
+/// such). The request keeps them if the id is unregistered meanwhile.
+pub(crate) fn personality(ctx: &Ctx, id: u16) -> Result<Arc<Creds>, i32> {
+    ctx.personalities.lock().map.get(&id).cloned().ok_or(-libc::EINVAL)
 }
 
-/// Request `req_id` is freed.
-pub(crate) fn release(ctx: &Ctx, req_id: u64) {
-    let c = ctx.personalities.lock().inflight.remove(&req_id);
-    drop(c);
+/// The thread that starts workers, so that they all have its credentials.
+struct Nursery {
+    /// The process it lives in (0: none); a forked child has none.
+    pid: u32,
+    thread: Option<libc::pthread_t>,
+    job: Option<(extern "C" fn(*mut libc::c_void) -> *mut libc::c_void, usize)>,
+    result: Option<Result<(), i32>>,
+    stop: bool,
 }
 
-fn of(ctx: &Ctx, req_id: u64) -> Option<Arc<Creds>> {
-    ctx.personalities.lock().inflight.get(&req_id).cloned()
+static NURSERY: Mutex<Nursery> = Mutex::new(Nursery { pid: 0, thread: None, job: None, result: None, stop: false });
+/// Bumped when a job, a result or a stop is posted.
+static NURSERY_SEQ: AtomicU32 = AtomicU32::new(0);
+/// One job at a time.
+static SPAWNING: Mutex<()> = Mutex::new(());
+
+fn post() {
+    NURSERY_SEQ.fetch_add(1, Ordering::SeqCst);
+    futex_wake(&NURSERY_SEQ, i32::MAX);
 }
 
-/// Whether the calling thread runs with other credentials than request
-/// `req_id`'s.
-pub(crate) fn differ(ctx: &Ctx, req_id: u64) -> bool {
-    match (of(ctx, req_id), Creds::current()) {
-        (Some(c), Ok(cur)) => *c != cur,
-        _ => true,
-    }
-}
-
-/// Runs `f` with request `req_id`'s credentials (on a worker: see the
-/// module comment); -EPERM or the like if the thread cannot take them on.
-pub(crate) fn with<T>(ctx: &Ctx, req_id: u64, f: impl FnOnce() -> T) -> Result<T, i32> {
-    let c = of(ctx, req_id).ok_or(-libc::EINVAL)?;
-    let own = Creds::current()?;
-    if own == *c {
-        return Ok(f());
-    }
-    let now = match c.switch(&own) {
-        Ok(now) => now,
-        Err(e) => {
-            // Part of the switch may have happened: undo it.
-            match Creds::current() {
-                Ok(cur) if cur == own => {}
-                Ok(cur) if own.switch(&cur).is_ok() => {}
-                // SAFETY: abort has no preconditions.
-                _ => unsafe { libc::abort() },
-            }
-            return Err(e);
+/// Waits until `done` holds for the nursery's state.
+fn wait_for(mut done: impl FnMut(&mut Nursery) -> bool) {
+    loop {
+        let seq = NURSERY_SEQ.load(Ordering::SeqCst);
+        if done(&mut NURSERY.lock()) {
+            return;
         }
-    };
-    let out = f();
-    // Going back cannot fail (`switch` keeps the way back); were it to, a
-    // worker must not go on with foreign credentials.
-    if own.switch(&now).is_err() {
-        // SAFETY: abort has no preconditions.
-        unsafe { libc::abort() };
+        futex_wait(&NURSERY_SEQ, seq, None);
     }
-    Ok(out)
+}
+
+extern "C" fn nursery_main(_: *mut libc::c_void) -> *mut libc::c_void {
+    loop {
+        let mut job = None;
+        wait_for(|n| {
+            job = n.job.take();
+            job.is_some() || n.stop
+        });
+        let Some((f, arg)) = job else { return core::ptr::null_mut() };
+        let r = os::spawn(f, arg as *mut libc::c_void);
+        NURSERY.lock().result = Some(r);
+        post();
+    }
+}
+
+/// At engine ring setup: starts the nursery in this process, with the
+/// calling thread's credentials, unless it runs already.
+pub(crate) fn start_nursery() {
+    let _one = SPAWNING.lock();
+    let pid = super::lock::pid();
+    let mut n = NURSERY.lock();
+    if n.pid == pid {
+        return;
+    }
+    n.stop = false;
+    if let Ok(t) = os::spawn_joinable(nursery_main, core::ptr::null_mut()) {
+        n.pid = pid;
+        n.thread = Some(t);
+    }
+}
+
+/// When no engine ring is left: the nursery ends.
+pub(crate) fn stop_nursery() {
+    let _one = SPAWNING.lock();
+    let t = {
+        let mut n = NURSERY.lock();
+        if n.pid != super::lock::pid() {
+            return;
+        }
+        n.pid = 0;
+        n.stop = true;
+        n.thread.take()
+    };
+    post();
+    if let Some(t) = t {
+        os::join(t);
+    }
+}
+
+/// Starts a worker thread: from the nursery when it runs in this process,
+/// else from the calling thread.
+pub(crate) fn spawn(f: extern "C" fn(*mut libc::c_void) -> *mut libc::c_void, arg: *mut libc::c_void) -> Result<(), i32> {
+    let _one = SPAWNING.lock();
+    {
+        let mut n = NURSERY.lock();
+        if n.pid != super::lock::pid() {
+            drop(n);
+            return os::spawn(f, arg);
+        }
+        n.job = Some((f, arg as usize));
+    }
+    post();
+    let mut r = None;
+    wait_for(|n| {
+        r = n.result.take();
+        r.is_some()
+    });
+    r.unwrap_or(Err(-libc::EAGAIN))
+}
+
+/// In a forked child: the nursery stayed behind in the parent.
+///
+/// # Safety
+/// Only from the atfork child handler.
+pub(crate) unsafe fn after_fork_child() {
+    // SAFETY: forwarded contract.
+    unsafe {
+        NURSERY.reset_after_fork();
+        SPAWNING.reset_after_fork();
+    }
+    let mut n = NURSERY.lock();
+    n.pid = 0;
+    n.thread = None;
+    n.job = None;
+    n.result = None;
 }

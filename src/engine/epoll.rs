@@ -30,4 +30,4 @@ fn issue(_: &Ctx, req: ReqPtr, _: Mode) -> Issued {
     Issued::Done(os::cvt32(ret), 0)
 }
 
-pub(crate) const EPOLL_CTL: OpDef = OpDef { prep, issue, ..BASE };
+pub(crate) const EPOLL_CTL: OpDef = OpDef { prep, issue, creds: false, ..BASE };

@@ -20,7 +20,7 @@ fn prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
         return Err(-libc::EINVAL);
     }
     // The fd goes to the submitter's table, with the submitter's rights.
-    if r.flags & super::req::rf::CREDS != 0 {
+    if r.creds.is_some() {
         return Err(-libc::EPERM);
     }
     Ok(())
@@ -35,4 +35,4 @@ fn issue(_: &Ctx, req: ReqPtr, _: Mode) -> Issued {
     Issued::Done(os::cvt32(unsafe { libc::fcntl(r.file, cmd, 0) }), 0)
 }
 
-pub(crate) const FIXED_FD_INSTALL: OpDef = OpDef { prep, issue, needs_file: true, ..BASE };
+pub(crate) const FIXED_FD_INSTALL: OpDef = OpDef { prep, issue, needs_file: true, creds: false, ..BASE };

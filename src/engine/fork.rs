@@ -114,6 +114,7 @@ extern "C" fn child() {
         super::reactor::after_fork_child();
         super::waiter::after_fork_child();
         super::futex::after_fork_child();
+        super::creds::after_fork_child();
     }
     table::each_held(|ctx, registered| {
         for l in locks(ctx) {
@@ -150,7 +151,6 @@ unsafe fn take_over(ctx: &Ctx) {
         ctx.ready.after_fork_child();
     }
     ctx.sig_waiters.lock().clear();
-    ctx.personalities.lock().forget_inflight();
     ctx.users.store(0, Ordering::Relaxed);
     ctx.cq_waiters.store(0, Ordering::Relaxed);
     ctx.nr_sig_waiters.store(0, Ordering::Relaxed);

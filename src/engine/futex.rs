@@ -523,6 +523,6 @@ pub(crate) unsafe fn after_fork_child() {
     }
 }
 
-pub(crate) const FUTEX_WAIT: OpDef = OpDef { prep, issue: wait, ..BASE };
-pub(crate) const FUTEX_WAITV: OpDef = OpDef { prep: prep_waitv, issue: wait, ..BASE };
-pub(crate) const FUTEX_WAKE: OpDef = OpDef { prep, issue: wake, ..BASE };
+pub(crate) const FUTEX_WAIT: OpDef = OpDef { prep, issue: wait, creds: false, ..BASE };
+pub(crate) const FUTEX_WAITV: OpDef = OpDef { prep: prep_waitv, issue: wait, creds: false, ..BASE };
+pub(crate) const FUTEX_WAKE: OpDef = OpDef { prep, issue: wake, creds: false, ..BASE };

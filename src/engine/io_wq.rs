@@ -72,7 +72,7 @@ pub(crate) fn enqueue(ctx: &Ctx, req: ReqPtr) {
         WAKE.fetch_add(1, Ordering::SeqCst);
         futex_wake(&WAKE, 1);
     }
-    if spawn && os::spawn(worker_main, core::ptr::null_mut()).is_err() {
+    if spawn && super::creds::spawn(worker_main, core::ptr::null_mut()).is_err() {
         let mut p = POOL.lock();
         p.workers -= 1;
         if p.workers == 0 {

@@ -491,8 +491,8 @@ fn manage_issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
     Issued::Done(if added != 0 { 0 } else { -libc::EOVERFLOW }, 0)
 }
 
-pub(crate) const PROVIDE_BUFFERS: OpDef = OpDef { prep: provide_prep, issue: manage_issue, iopoll: true, ..BASE };
-pub(crate) const REMOVE_BUFFERS: OpDef = OpDef { prep: remove_prep, issue: manage_issue, iopoll: true, ..BASE };
+pub(crate) const PROVIDE_BUFFERS: OpDef = OpDef { prep: provide_prep, issue: manage_issue, iopoll: true, creds: false, ..BASE };
+pub(crate) const REMOVE_BUFFERS: OpDef = OpDef { prep: remove_prep, issue: manage_issue, iopoll: true, creds: false, ..BASE };
 
 // ------------------------------------------------------------- registration
 

@@ -64,7 +64,8 @@ pub(crate) fn forget_pid() {
     PID.store(0, Ordering::Relaxed);
 }
 
-fn pid() -> u32 {
+/// This process's id, cached.
+pub(crate) fn pid() -> u32 {
     let p = PID.load(Ordering::Relaxed);
     if p != 0 {
         return p;

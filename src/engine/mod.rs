@@ -99,20 +99,14 @@ enum Select {
     User,
 }
 
-/// LIBURING_RS_ENGINE, read at every ring setup.
+/// LIBURING_RS_ENGINE, read at every ring setup (ignored under AT_SECURE:
+/// an unprivileged user must not pick the engine of a setuid program).
 fn selection() -> Result<Select, i32> {
-    // SAFETY: getenv with a NUL-terminated name; the result, if any, is a
-    // NUL-terminated string owned by the environment.
-    let v = unsafe { libc::getenv(c"LIBURING_RS_ENGINE".as_ptr()) };
-    if v.is_null() {
-        return Ok(Select::Auto);
-    }
-    // SAFETY: as above.
-    match unsafe { core::ffi::CStr::from_ptr(v) }.to_bytes() {
-        b"" | b"auto" => Ok(Select::Auto),
-        b"kernel" => Ok(Select::Kernel),
-        b"user" => Ok(Select::User),
-        _ => Err(-libc::EINVAL),
+    match sys::env::get(c"LIBURING_RS_ENGINE") {
+        None | Some(b"" | b"auto") => Ok(Select::Auto),
+        Some(b"kernel") => Ok(Select::Kernel),
+        Some(b"user") => Ok(Select::User),
+        Some(_) => Err(-libc::EINVAL),
     }
 }
 

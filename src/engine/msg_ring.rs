@@ -81,7 +81,7 @@ fn send_fd(ctx: &Ctx, t: &Ctx, r: &Req, mode: Mode) -> i32 {
     slot
 }
 
-pub(crate) const MSG_RING: OpDef = OpDef { prep, issue, needs_file: true, iopoll: true, ..BASE };
+pub(crate) const MSG_RING: OpDef = OpDef { prep, issue, needs_file: true, iopoll: true, creds: false, ..BASE };
 
 /// IORING_REGISTER_SEND_MSG_RING (io_uring_register_sync_msg): a data
 /// message sent without a ring of one's own. Engine targets are served

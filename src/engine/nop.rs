@@ -15,7 +15,7 @@ const NOP_FIXED_BUFFER: u32 = 1 << 3;
 const NOP_TW: u32 = 1 << 4;
 const NOP_FLAGS: u32 = IORING_NOP_INJECT_RESULT | NOP_FILE | NOP_FIXED_FILE | NOP_FIXED_BUFFER | NOP_TW | IORING_NOP_CQE32;
 
-pub(crate) const NOP: OpDef = OpDef { prep, issue, iopoll: true, ..BASE };
+pub(crate) const NOP: OpDef = OpDef { prep, issue, iopoll: true, creds: false, ..BASE };
 
 fn prep(ctx: &Ctx, r: &mut Req) -> Result<(), i32> {
     let f = r.sqe.op_flags;

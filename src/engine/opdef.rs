@@ -41,6 +41,11 @@ pub(crate) struct OpDef {
     /// A 128-byte SQE: only on SQE128 rings, or on SQE_MIXED rings where
     /// it takes two SQ slots.
     pub is_128: bool,
+    /// The op checks its caller's credentials (paths, permissions,
+    /// capabilities, socket ownership and credentials passed on, the
+    /// privilege bits a write clears): run elsewhere, it takes the
+    /// submitter's along (see creds.rs).
+    pub creds: bool,
 }
 
 pub(crate) fn stable(_: &mut Req) -> Result<(), i32> {
@@ -64,6 +69,7 @@ pub(crate) const BASE: OpDef = OpDef {
     unbounded: false,
     error_fails: true,
     is_128: false,
+    creds: true,
 };
 
 const N: usize = IORING_OP_LAST as usize;

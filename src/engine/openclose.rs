@@ -153,4 +153,4 @@ fn close_issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
     Issued::Done(os::cvt32(unsafe { libc::close(r.sqe.fd) }), 0)
 }
 
-pub(crate) const CLOSE: OpDef = OpDef { prep: close_prep, issue: close_issue, ..BASE };
+pub(crate) const CLOSE: OpDef = OpDef { prep: close_prep, issue: close_issue, creds: false, ..BASE };

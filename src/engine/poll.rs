@@ -116,7 +116,7 @@ pub(crate) fn event(ctx: &Ctx, req: ReqPtr, revents: u32) {
     ctx.post_more(c, Mode::Reactor);
 }
 
-pub(crate) const POLL_ADD: OpDef = OpDef { prep: add_prep, issue: add_issue, needs_file: true, ..BASE };
+pub(crate) const POLL_ADD: OpDef = OpDef { prep: add_prep, issue: add_issue, needs_file: true, creds: false, ..BASE };
 
 /// POLL_REMOVE's arguments.
 #[derive(Clone, Copy)]
@@ -198,4 +198,4 @@ fn remove_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
     Issued::Done(0, 0)
 }
 
-pub(crate) const POLL_REMOVE: OpDef = OpDef { prep: remove_prep, issue: remove_issue, ..BASE };
+pub(crate) const POLL_REMOVE: OpDef = OpDef { prep: remove_prep, issue: remove_issue, creds: false, ..BASE };

@@ -61,8 +61,6 @@ pub(crate) mod rf {
     pub const QUIET: u32 = 1 << 10;
     /// Heads a chain that waits behind a drain barrier (IOSQE_IO_DRAIN).
     pub const DRAIN: u32 = 1 << 8;
-    /// Runs with the credentials `sqe.personality` named (see creds.rs).
-    pub const CREDS: u32 = 1 << 11;
 }
 
 /// How the current thread may issue: `Inline` and `Reactor` must never
@@ -143,7 +141,7 @@ pub(crate) enum OpData {
     Rw(super::rw::RwData),
     Open(super::openclose::OpenData),
     Path(super::fs::PathData),
-    Xattr(super::xattr::XattrData),
+    Xattr(alloc::boxed::Box<super::xattr::XattrData>),
     Cancel(super::cancel::CancelData),
     /// The epoll mask a POLL_ADD waits for.
     Poll(u32),
@@ -178,6 +176,9 @@ pub(crate) struct Req {
     pub flags: u32,
     /// The error of a request that failed at submission (`rf::FAIL`).
     pub res: i32,
+    /// Credentials to run with (see creds.rs): a personality's, or the
+    /// submitter's once the request left the submitting thread.
+    pub creds: Option<alloc::sync::Arc<super::creds::Creds>>,
     pub io: OpData,
 }
 
@@ -207,6 +208,7 @@ pub(crate) fn alloc(ctx: &Ctx, sqe: &Sqe, id: u64) -> ReqPtr {
         file: -1,
         flags: 0,
         res: 0,
+        creds: None,
         io: OpData::None,
     });
     // SAFETY: Box::into_raw never returns null.
@@ -224,9 +226,6 @@ pub(crate) fn free(ctx: &Ctx, req: ReqPtr) {
     } else {
         if r.flags & rf::OWN_FILE != 0 {
             os::close(r.file);
-        }
-        if r.flags & rf::CREDS != 0 {
-            super::creds::release(ctx, r.id);
         }
         // SAFETY: allocated by `alloc` through Box and owned by us.
         drop(unsafe { Box::from_raw(req.0.as_ptr()) });
@@ -521,7 +520,7 @@ fn issue_step(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Option<ReqPtr> {
         Issued::Done(-libc::ECANCELED, 0)
     } else if mode != Mode::Worker && (def.force_async || (first && r.sqe.has(IOSQE_ASYNC))) {
         Issued::Again
-    } else if mode != Mode::Worker && r.flags & rf::CREDS != 0 && super::creds::differ(ctx, r.id) {
+    } else if mode != Mode::Worker && def.creds && r.creds.as_ref().is_some_and(|c| super::creds::differ(c)) {
         // Only a worker takes on other credentials (see creds.rs).
         Issued::Blocking
     } else {
@@ -548,7 +547,15 @@ fn issue_step(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Option<ReqPtr> {
             }
             None
         }
-        Issued::Queued => None,
+        Issued::Queued => {
+            // The op waits elsewhere; the rest of its chain goes with it.
+            if mode == Mode::Inline {
+                if let Some(n) = r.link {
+                    super::creds::capture_chain(n);
+                }
+            }
+            None
+        }
     };
     if let Some(lt) = lt {
         timeout::arm_linked(ctx, lt);
@@ -560,10 +567,10 @@ fn issue_step(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Option<ReqPtr> {
 fn issue_as(ctx: &Ctx, req: ReqPtr, mode: Mode, def: &opdef::OpDef) -> Issued {
     // SAFETY: the caller owns the request.
     let r = unsafe { req.get() };
-    if r.flags & rf::CREDS == 0 {
-        return (def.issue)(ctx, req, mode);
+    match r.creds.clone().filter(|_| def.creds) {
+        None => (def.issue)(ctx, req, mode),
+        Some(c) => super::creds::with(&c, || (def.issue)(ctx, req, mode)).unwrap_or_else(|e| Issued::Done(e, 0)),
     }
-    super::creds::with(ctx, r.id, || (def.issue)(ctx, req, mode)).unwrap_or_else(|e| Issued::Done(e, 0))
 }
 
 /// Finds the fd an op works on: a registered file or the SQE's fd.
@@ -589,6 +596,9 @@ fn resolve_file(ctx: &Ctx, r: &mut Req, def: &opdef::OpDef) -> Result<(), i32> {
 fn detach(ctx: &Ctx, req: ReqPtr, mode: Mode) -> bool {
     // SAFETY: the caller owns the request.
     let r = unsafe { req.get() };
+    if mode == Mode::Inline {
+        super::creds::capture_chain(req);
+    }
     if mode == Mode::Inline && r.flags & rf::STABLE == 0 {
         r.flags |= rf::STABLE;
         if let Err(e) = (opdef::get(r.sqe.opcode).stabilize)(r) {
@@ -640,6 +650,9 @@ pub(crate) fn queue_chain(ctx: &Ctx, head: ReqPtr, drain: bool, members: u32, mo
             if drain {
                 // SAFETY: we own the chain until it is queued.
                 unsafe { head.get() }.flags |= rf::DRAIN;
+            }
+            if mode == Mode::Inline {
+                super::creds::capture_chain(head);
             }
             inner.defer.push(head);
             inner.nr_deferred += members;

@@ -661,4 +661,4 @@ fn update_issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
     Issued::Done(partial(done, err), 0)
 }
 
-pub(crate) const FILES_UPDATE: OpDef = OpDef { prep: update_prep, issue: update_issue, iopoll: true, ..BASE };
+pub(crate) const FILES_UPDATE: OpDef = OpDef { prep: update_prep, issue: update_issue, iopoll: true, creds: false, ..BASE };

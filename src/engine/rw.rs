@@ -12,6 +12,7 @@
 //! buffer after another, a CQE with IORING_CQE_F_MORE for each.
 
 use alloc::boxed::Box;
+use alloc::vec::Vec;
 
 use super::ctx::{Cqe, Ctx};
 use super::kbuf::{self, Hold, Pick};
@@ -30,9 +31,10 @@ const UIO_MAXIOV: u32 = 1024;
 pub(crate) struct RwData {
     /// The caller's iovecs, copied when the request left the submitting
     /// call (vectored ops only).
-    iov: Option<Box<[libc::iovec]>>,
-    /// Bytes transferred by earlier partial attempts.
-    done: usize,
+    iov: Option<Box<Vec<libc::iovec>>>,
+    /// Bytes transferred by earlier partial attempts (a request moves
+    /// less than 2 GiB, as the kernel's MAX_RW_COUNT).
+    done: u32,
     /// The file turned out to be a stream: offsets do not apply.
     stream: bool,
     /// The provided buffer the request reads into (IOSQE_BUFFER_SELECT).
@@ -110,7 +112,7 @@ fn prep(ctx: &Ctx, r: &mut Req) -> Result<(), i32> {
         r.flags |= rf::STABLE;
         stabilize(r)?;
         let idx = r.sqe.buf_index;
-        rsrc::fixed_iovecs(ctx, idx, data(r).iov.as_deref().unwrap_or_default())?;
+        rsrc::fixed_iovecs(ctx, idx, data(r).iov.as_deref().map_or(&[][..], |v| v.as_slice()))?;
     }
     Ok(())
 }
@@ -121,9 +123,9 @@ fn stabilize(r: &mut Req) -> Result<(), i32> {
         return Ok(());
     }
     let n = r.sqe.len as usize;
-    let mut v: Box<[libc::iovec]> = (0..n).map(|_| libc::iovec { iov_base: core::ptr::null_mut(), iov_len: 0 }).collect();
+    let mut v: Vec<libc::iovec> = (0..n).map(|_| libc::iovec { iov_base: core::ptr::null_mut(), iov_len: 0 }).collect();
     os::copy_from_user(v.as_mut_ptr() as *mut u8, r.sqe.addr, n * core::mem::size_of::<libc::iovec>())?;
-    data(r).iov = Some(v);
+    data(r).iov = Some(Box::new(v));
     Ok(())
 }
 
@@ -136,7 +138,7 @@ fn poll_mask(r: &Req) -> u32 {
 }
 
 pub(crate) const RW: OpDef = OpDef { prep, issue: issue_polled, stabilize, poll_mask, needs_file: true, ioprio: true, iopoll: true, ..BASE };
-pub(crate) const RW_BUFSEL: OpDef = OpDef { buffer_select: true, ..RW };
+pub(crate) const RW_BUFSEL: OpDef = OpDef { buffer_select: true, creds: false, ..RW };
 
 /// The file's type bits (S_IFMT), or 0 if fstat fails.
 fn file_type(fd: i32) -> u32 {
@@ -167,7 +169,7 @@ fn transfer(r: &mut Req, nowait: bool) -> isize {
         (Some(v), _) => (v.as_ptr(), v.len() as i32),
         (None, true) => (addr as *const libc::iovec, len as i32),
         (None, false) => {
-            single = libc::iovec { iov_base: (addr as usize + d.done) as *mut libc::c_void, iov_len: len as usize - d.done };
+            single = libc::iovec { iov_base: (addr as usize + d.done as usize) as *mut libc::c_void, iov_len: len as usize - d.done as usize };
             (&single, 1)
         }
     };
@@ -315,13 +317,13 @@ fn issue_rw(r: &mut Req, mode: Mode) -> Issued {
         }
         if ret > 0 && mode != Mode::Worker {
             let want = wanted(r);
-            if data(r).done + (ret as usize) < want && complete_io(r.file) {
+            if data(r).done as usize + (ret as usize) < want && complete_io(r.file) {
                 if let Err(e) = stabilize(r) {
                     return Issued::Done(e, 0);
                 }
                 r.flags |= rf::STABLE;
                 let d = data(r);
-                d.done += ret as usize;
+                d.done += ret as u32;
                 advance(d, ret as usize);
                 return Issued::Blocking;
             }
@@ -491,4 +493,4 @@ fn mshot_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
     Issued::Again
 }
 
-pub(crate) const READ_MULTISHOT: OpDef = OpDef { prep: mshot_prep, issue: mshot_issue, buffer_select: true, iopoll: false, ..RW };
+pub(crate) const READ_MULTISHOT: OpDef = OpDef { prep: mshot_prep, issue: mshot_issue, buffer_select: true, iopoll: false, creds: false, ..RW };

@@ -198,6 +198,7 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
         return Err(fail(fd));
     }
     super::fork::install();
+    super::creds::start_nursery();
     // SAFETY: the rings region is at least `off::CQES` bytes, writable,
     // and nobody else uses it yet.
     unsafe {
@@ -394,6 +395,7 @@ pub(crate) fn shutdown(r: RingRef) {
     drop(r);
     if table::LIVE.load(Ordering::Acquire) == 0 {
         super::io_wq::idle_exit();
+        super::creds::stop_nursery();
         super::reactor::maybe_stop();
         super::futex::maybe_stop();
     }

@@ -137,7 +137,7 @@ fn shutdown_issue(_: &Ctx, req: ReqPtr, _: Mode) -> Issued {
 const FILE_OP: OpDef = OpDef { needs_file: true, ..BASE };
 pub(crate) const BIND: OpDef = OpDef { prep: addr_prep, issue: bind_issue, ..FILE_OP };
 pub(crate) const LISTEN: OpDef = OpDef { prep: listen_prep, issue: listen_issue, ..FILE_OP };
-pub(crate) const SHUTDOWN: OpDef = OpDef { prep: shutdown_prep, issue: shutdown_issue, ..FILE_OP };
+pub(crate) const SHUTDOWN: OpDef = OpDef { prep: shutdown_prep, issue: shutdown_issue, creds: false, ..FILE_OP };
 
 /// Runs `f` with the file non-blocking. connect(2) has no per-call flag,
 /// so a blocking socket is switched to O_NONBLOCK for the one call and

@@ -422,8 +422,7 @@ fn init(ctx: &Ctx, st: &mut SubmitState, req: ReqPtr, prev: Option<u8>, drain: &
         return Err(-libc::EINVAL);
     }
     if r.sqe.personality != 0 {
-        super::creds::take(ctx, r.sqe.personality, r.id)?;
-        r.flags |= super::req::rf::CREDS;
+        r.creds = Some(super::creds::personality(ctx, r.sqe.personality)?);
     }
     (def.prep)(ctx, r)?;
     // A link timeout guards the request before it, which must exist and

@@ -135,8 +135,8 @@ fn issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
     }
 }
 
-pub(crate) const TIMEOUT: OpDef = OpDef { prep, issue, ..BASE };
-pub(crate) const LINK_TIMEOUT: OpDef = OpDef { prep, ..BASE };
+pub(crate) const TIMEOUT: OpDef = OpDef { prep, issue, creds: false, ..BASE };
+pub(crate) const LINK_TIMEOUT: OpDef = OpDef { prep, creds: false, ..BASE };
 
 impl Ctx {
     /// Count-based timeouts whose count was reached move to `fired`; the
@@ -378,4 +378,4 @@ fn update_linked(ctx: &Ctx, tr: &TimeoutRemove) -> i32 {
     }
 }
 
-pub(crate) const TIMEOUT_REMOVE: OpDef = OpDef { prep: remove_prep, issue: remove_issue, ..BASE };
+pub(crate) const TIMEOUT_REMOVE: OpDef = OpDef { prep: remove_prep, issue: remove_issue, creds: false, ..BASE };

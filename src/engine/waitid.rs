@@ -105,4 +105,4 @@ fn poll_mask(r: &Req) -> u32 {
     }
 }
 
-pub(crate) const WAITID: OpDef = OpDef { prep, issue, poll_mask, ..BASE };
+pub(crate) const WAITID: OpDef = OpDef { prep, issue, poll_mask, creds: false, ..BASE };

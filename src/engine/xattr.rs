@@ -56,7 +56,7 @@ fn prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
         IORING_OP_GETXATTR | IORING_OP_SETXATTR => Some(path::get(s.addr3, false)?),
         _ => None,
     };
-    r.io = OpData::Xattr(XattrData { name, path, value });
+    r.io = OpData::Xattr(Box::new(XattrData { name, path, value }));
     Ok(())
 }
 

@@ -8,6 +8,7 @@
 #![allow(non_upper_case_globals)]
 
 pub mod consts;
+pub mod env;
 pub mod flat_sqe;
 mod layout_asserts;
 pub mod syscall;
