@@ -129,6 +129,31 @@ static void check_denied(struct io_uring *r, const char *what)
 	close(sv[1]);
 }
 
+/* Root's requests first, so that the threads that serve them later (on
+ * the engine: workers, the reactor) exist before a thread lowers its ids. */
+static void warm_up(void)
+{
+	struct io_uring_sqe *sqe;
+	int sv[2];
+	char c;
+
+	for (int i = 0; i < 4; i++)
+		open_sqe(&ring, op_path("secret"), O_RDONLY, IOSQE_ASYNC);
+	op_submit(&ring, 4);
+	for (int i = 0; i < 4; i++)
+		CHECK(result_of(&ring, 100, 1) >= 0, "root's async openat");
+	CHECK(!socketpair(AF_UNIX, SOCK_STREAM, 0, sv), "socketpair");
+	sqe = op_sqe(&ring);
+	io_uring_prep_recv(sqe, sv[0], &c, 1, 0);
+	sqe->user_data = 0;
+	op_submit(&ring, 1);
+	usleep(20000);
+	CHECK_EQ(write(sv[1], "w", 1), 1, "write");
+	CHECK_EQ(result_of(&ring, 0, 1), 1, "recv");
+	close(sv[0]);
+	close(sv[1]);
+}
+
 static void *lowered_thread(void *arg)
 {
 	(void)arg;
@@ -464,6 +489,7 @@ int main(int argc, char *argv[])
 
 	CHECK(!mkfifo(op_path("fifo"), 0666) && !chmod(op_path("fifo"), 0666), "mkfifo");
 	op_ring(&ring, 16, 0);
+	warm_up();
 	run_thread(lowered_thread, NULL);
 	run_thread(fsuid_thread, NULL);
 	test_sqpoll();
