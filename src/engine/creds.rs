@@ -13,8 +13,8 @@
 //!   credentials are the same ([`differ`]); otherwise a worker does.
 //! - A worker takes them on around the op ([`with`]) and then goes back to
 //!   its own. Workers are started by one thread kept for that ([`spawn`]),
-//!   which has the credentials of the thread that set up the engine's first
-//!   ring, so a worker never inherits a thread's lowered ones.
+//!   which has the credentials of the thread that set up the process's
+//!   first engine ring, so a worker never inherits a thread's lowered ones.
 //!
 //! glibc applies set*id() to every thread through a signal (SIGSETXID)
 //! and aborts the process when the threads' results differ. A worker keeps
@@ -339,12 +339,17 @@ struct Nursery {
     /// The process it lives in (0: none); a forked child has none.
     pid: u32,
     thread: Option<libc::pthread_t>,
+    /// The credentials of the thread that set up this process's first
+    /// engine ring: the one to start the nursery must have them.
+    base: Option<Creds>,
+    base_pid: u32,
     job: Option<(extern "C" fn(*mut libc::c_void) -> *mut libc::c_void, usize)>,
     result: Option<Result<(), i32>>,
     stop: bool,
 }
 
-static NURSERY: Mutex<Nursery> = Mutex::new(Nursery { pid: 0, thread: None, job: None, result: None, stop: false });
+static NURSERY: Mutex<Nursery> =
+    Mutex::new(Nursery { pid: 0, thread: None, base: None, base_pid: 0, job: None, result: None, stop: false });
 /// Bumped when a job, a result or a stop is posted.
 static NURSERY_SEQ: AtomicU32 = AtomicU32::new(0);
 /// One job at a time.
@@ -380,19 +385,18 @@ extern "C" fn nursery_main(_: *mut libc::c_void) -> *mut libc::c_void {
     }
 }
 
-/// At engine ring setup: starts the nursery in this process, with the
-/// calling thread's credentials, unless it runs already.
-pub(crate) fn start_nursery() {
-    let _one = SPAWNING.lock();
+/// At engine ring setup: the first ring of the process records its
+/// setup thread's credentials for the nursery.
+pub(crate) fn note_setup() {
     let pid = super::lock::pid();
-    let mut n = NURSERY.lock();
-    if n.pid == pid {
+    if NURSERY.lock().base_pid == pid {
         return;
     }
-    n.stop = false;
-    if let Ok(t) = os::spawn_joinable(nursery_main, core::ptr::null_mut()) {
-        n.pid = pid;
-        n.thread = Some(t);
+    let c = Creds::current().ok();
+    let mut n = NURSERY.lock();
+    if n.base_pid != pid {
+        n.base = c;
+        n.base_pid = pid;
     }
 }
 
@@ -414,18 +418,33 @@ pub(crate) fn stop_nursery() {
     }
 }
 
-/// Starts a worker thread: from the nursery when it runs in this process,
-/// else from the calling thread.
+/// Starts a worker thread from the nursery. The first call that needs it
+/// starts the nursery, on a thread with the setup thread's credentials; a
+/// thread with other ones starts the worker itself until then.
 pub(crate) fn spawn(f: extern "C" fn(*mut libc::c_void) -> *mut libc::c_void, arg: *mut libc::c_void) -> Result<(), i32> {
     let _one = SPAWNING.lock();
-    {
-        let mut n = NURSERY.lock();
-        if n.pid != super::lock::pid() {
+    let pid = super::lock::pid();
+    let mut n = NURSERY.lock();
+    if n.pid != pid {
+        let fit = n.base_pid != pid || n.base.as_ref().is_none_or(|b| Creds::current().is_ok_and(|c| c == *b));
+        if !fit {
             drop(n);
             return os::spawn(f, arg);
         }
-        n.job = Some((f, arg as usize));
+        n.stop = false;
+        match os::spawn_joinable(nursery_main, core::ptr::null_mut()) {
+            Ok(t) => {
+                n.pid = pid;
+                n.thread = Some(t);
+            }
+            Err(_) => {
+                drop(n);
+                return os::spawn(f, arg);
+            }
+        }
     }
+    n.job = Some((f, arg as usize));
+    drop(n);
     post();
     let mut r = None;
     wait_for(|n| {
@@ -448,6 +467,8 @@ pub(crate) unsafe fn after_fork_child() {
     let mut n = NURSERY.lock();
     n.pid = 0;
     n.thread = None;
+    n.base = None;
+    n.base_pid = 0;
     n.job = None;
     n.result = None;
 }

@@ -198,7 +198,7 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
         return Err(fail(fd));
     }
     super::fork::install();
-    super::creds::start_nursery();
+    super::creds::note_setup();
     // SAFETY: the rings region is at least `off::CQES` bytes, writable,
     // and nobody else uses it yet.
     unsafe {
