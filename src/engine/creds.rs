@@ -125,16 +125,34 @@ fn set_securebits(bits: u32) -> Result<(), i32> {
     ok(unsafe { libc::prctl(libc::PR_SET_SECUREBITS, bits as libc::c_ulong) } as libc::c_long)
 }
 
+/// The real, effective and saved user and group ids, and the groups.
+fn ids() -> Result<([u32; 4], [u32; 4], Vec<u32>), i32> {
+    let (mut uid, mut gid) = ([0u32; 4], [0u32; 4]);
+    let (u, g) = (uid.as_mut_ptr(), gid.as_mut_ptr());
+    // SAFETY: each call writes three ids into a live local array.
+    unsafe {
+        ok(libc::syscall(libc::SYS_getresuid, u, u.add(1), u.add(2)))?;
+        ok(libc::syscall(libc::SYS_getresgid, g, g.add(1), g.add(2)))?;
+    }
+    let mut groups = alloc::vec![0u32; 32];
+    loop {
+        // SAFETY: room for `groups.len()` ids.
+        let n = unsafe { libc::syscall(libc::SYS_getgroups, groups.len(), groups.as_mut_ptr()) };
+        if n >= 0 {
+            groups.truncate(n as usize);
+            return Ok((uid, gid, groups));
+        }
+        // SAFETY: a size query writes nothing.
+        let n = unsafe { libc::syscall(libc::SYS_getgroups, 0, core::ptr::null_mut::<u32>()) };
+        ok(n)?;
+        groups.resize((n as usize).min(NGROUPS_MAX), 0);
+    }
+}
+
 impl Creds {
     /// The calling thread's credentials.
     pub(crate) fn current() -> Result<Creds, i32> {
-        let (mut uid, mut gid) = ([0u32; 4], [0u32; 4]);
-        let (u, g) = (uid.as_mut_ptr(), gid.as_mut_ptr());
-        // SAFETY: each call writes three ids into a live local array.
-        unsafe {
-            ok(libc::syscall(libc::SYS_getresuid, u, u.add(1), u.add(2)))?;
-            ok(libc::syscall(libc::SYS_getresgid, g, g.add(1), g.add(2)))?;
-        }
+        let (mut uid, mut gid, groups) = ids()?;
         // SAFETY: -1 is no id: these change nothing and return the fs ids.
         unsafe {
             uid[3] = libc::syscall(libc::SYS_setfsuid, u32::MAX) as u32;
@@ -144,19 +162,6 @@ impl Creds {
         // SAFETY: PR_GET_SECUREBITS takes no pointer.
         let securebits = unsafe { libc::prctl(libc::PR_GET_SECUREBITS) };
         ok(securebits as libc::c_long)?;
-        let mut groups = alloc::vec![0u32; 32];
-        loop {
-            // SAFETY: room for `groups.len()` ids.
-            let n = unsafe { libc::syscall(libc::SYS_getgroups, groups.len(), groups.as_mut_ptr()) };
-            if n >= 0 {
-                groups.truncate(n as usize);
-                break;
-            }
-            // SAFETY: a size query writes nothing.
-            let n = unsafe { libc::syscall(libc::SYS_getgroups, 0, core::ptr::null_mut::<u32>()) };
-            ok(n)?;
-            groups.resize((n as usize).min(NGROUPS_MAX), 0);
-        }
         Ok(Creds { uid, gid, cap, securebits: securebits as u32, groups })
     }
 
@@ -236,9 +241,44 @@ pub(crate) fn differ(c: &Creds) -> bool {
     Creds::current().map_or(true, |cur| cur != *c)
 }
 
+extern "C" fn drop_own(v: *mut libc::c_void) {
+    // SAFETY: only `own` stores values, each a leaked Box<Creds>.
+    drop(unsafe { alloc::boxed::Box::from_raw(v as *mut Creds) });
+}
+
+/// A worker's own credentials, kept between requests.
+static OWN: os::ThreadKey = os::ThreadKey::new(drop_own);
+
+/// Whether the calling worker's own credentials are `c`. Between requests
+/// only glibc's set*id() broadcast changes them (`with` undoes its own
+/// switches), and that always changes the ids or the groups, so a kept
+/// copy is checked with three calls rather than read anew with seven.
+fn own_is(c: &Creds) -> Result<bool, i32> {
+    let kept = OWN.get() as *mut Creds;
+    let (uid, gid, groups) = ids()?;
+    // SAFETY: a Box<Creds> this thread stored and only it reads.
+    if let Some(k) = unsafe { kept.as_ref() } {
+        if k.uid[..3] == uid[..3] && k.gid[..3] == gid[..3] && k.groups == groups {
+            return Ok(*k == *c);
+        }
+    }
+    let fresh = alloc::boxed::Box::new(Creds::current()?);
+    let same = *fresh == *c;
+    let raw = alloc::boxed::Box::into_raw(fresh) as *mut libc::c_void;
+    match OWN.set(raw) {
+        true if !kept.is_null() => drop_own(kept as *mut libc::c_void),
+        true => {}
+        false => drop_own(raw),
+    }
+    Ok(same)
+}
+
 /// Runs `f` with credentials `c`, on a worker; -EPERM or the like if the
 /// worker cannot take them on.
 pub(crate) fn with<T>(c: &Creds, f: impl FnOnce() -> T) -> Result<T, i32> {
+    if own_is(c)? {
+        return Ok(f());
+    }
     let _block = SetxidBlock::new();
     let own = Creds::current()?;
     if own == *c {

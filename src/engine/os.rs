@@ -250,3 +250,56 @@ pub(crate) fn writable(addr: u64, len: usize) -> bool {
         _ => false,
     }
 }
+
+/// A pthread key made on first use: a per-thread word whose destructor
+/// runs at thread exit for non-null values.
+pub(crate) struct ThreadKey {
+    key: core::sync::atomic::AtomicU32,
+    /// 0 not made, 1 being made, 2 made, 3 failed.
+    state: core::sync::atomic::AtomicU32,
+    dtor: extern "C" fn(*mut c_void),
+}
+
+impl ThreadKey {
+    pub(crate) const fn new(dtor: extern "C" fn(*mut c_void)) -> ThreadKey {
+        use core::sync::atomic::AtomicU32;
+        ThreadKey { key: AtomicU32::new(u32::MAX), state: AtomicU32::new(0), dtor }
+    }
+
+    fn key(&self) -> Option<libc::pthread_key_t> {
+        use core::sync::atomic::Ordering::Acquire;
+        loop {
+            match self.state.compare_exchange(0, 1, Acquire, Acquire) {
+                Ok(_) => {
+                    let mut k: libc::pthread_key_t = 0;
+                    // SAFETY: k is a live key slot; the destructor is a plain fn.
+                    let ok = unsafe { libc::pthread_key_create(&mut k, Some(self.dtor)) } == 0;
+                    if ok {
+                        self.key.store(k, core::sync::atomic::Ordering::Release);
+                    }
+                    self.state.store(if ok { 2 } else { 3 }, core::sync::atomic::Ordering::Release);
+                }
+                Err(1) => core::hint::spin_loop(),
+                Err(2) => return Some(self.key.load(Acquire)),
+                Err(_) => return None,
+            }
+        }
+    }
+
+    /// The calling thread's value (null until set).
+    pub(crate) fn get(&self) -> *mut c_void {
+        // SAFETY: a valid key; reading a thread's own slot.
+        self.key().map_or(core::ptr::null_mut(), |k| unsafe { libc::pthread_getspecific(k) })
+    }
+
+    /// Sets the calling thread's value; false if no key could be made.
+    pub(crate) fn set(&self, v: *mut c_void) -> bool {
+        // SAFETY: a valid key; writing a thread's own slot.
+        self.key().is_some_and(|k| unsafe { libc::pthread_setspecific(k, v) } == 0)
+    }
+
+    /// Whether the key was made (a forked child checks before `get`).
+    pub(crate) fn made(&self) -> bool {
+        self.state.load(core::sync::atomic::Ordering::Acquire) == 2
+    }
+}

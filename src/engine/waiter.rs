@@ -13,38 +13,16 @@ use super::ctx::{off, Ctx};
 use super::os;
 use super::lock::{futex_wait, futex_wait_shared};
 
-/// pthread key of the calling thread's wake eventfd (value: fd + 1).
-static KEY: AtomicU32 = AtomicU32::new(u32::MAX);
-static KEY_STATE: AtomicU32 = AtomicU32::new(0);
-
 extern "C" fn close_thread_fd(v: *mut core::ffi::c_void) {
     os::close(v as usize as i32 - 1);
 }
 
-fn key() -> Option<libc::pthread_key_t> {
-    loop {
-        match KEY_STATE.compare_exchange(0, 1, Ordering::Acquire, Ordering::Acquire) {
-            Ok(_) => {
-                let mut k: libc::pthread_key_t = 0;
-                // SAFETY: k is a live key slot; the destructor is a plain fn.
-                let ok = unsafe { libc::pthread_key_create(&mut k, Some(close_thread_fd)) } == 0;
-                if ok {
-                    KEY.store(k, Ordering::Release);
-                }
-                KEY_STATE.store(if ok { 2 } else { 3 }, Ordering::Release);
-            }
-            Err(1) => core::hint::spin_loop(),
-            Err(2) => return Some(KEY.load(Ordering::Acquire)),
-            Err(_) => return None,
-        }
-    }
-}
+/// The calling thread's wake eventfd (value: fd + 1).
+static THREAD_FD: os::ThreadKey = os::ThreadKey::new(close_thread_fd);
 
 /// The calling thread's wake eventfd, created on first use.
 fn thread_fd() -> Result<i32, i32> {
-    let k = key().ok_or(-libc::ENOMEM)?;
-    // SAFETY: k is a valid key.
-    let v = unsafe { libc::pthread_getspecific(k) } as usize;
+    let v = THREAD_FD.get() as usize;
     if v != 0 {
         return Ok(v as i32 - 1);
     }
@@ -52,8 +30,11 @@ fn thread_fd() -> Result<i32, i32> {
     if fd < 0 {
         return Err(fd);
     }
-    // SAFETY: as above; the value is an integer, not a pointer.
-    unsafe { libc::pthread_setspecific(k, (fd as usize + 1) as *const core::ffi::c_void) };
+    // The value is an integer, not a pointer.
+    if !THREAD_FD.set((fd as usize + 1) as *mut core::ffi::c_void) {
+        os::close(fd);
+        return Err(-libc::ENOMEM);
+    }
     Ok(fd)
 }
 
@@ -63,15 +44,11 @@ fn thread_fd() -> Result<i32, i32> {
 /// # Safety
 /// Only from the atfork child handler.
 pub(crate) unsafe fn after_fork_child() {
-    if KEY_STATE.load(Ordering::Acquire) == 2 {
-        let k = KEY.load(Ordering::Acquire);
-        // SAFETY: valid key; only this thread exists.
-        unsafe {
-            let v = libc::pthread_getspecific(k) as usize;
-            if v != 0 {
-                os::close(v as i32 - 1);
-                libc::pthread_setspecific(k, core::ptr::null());
-            }
+    if THREAD_FD.made() {
+        let v = THREAD_FD.get() as usize;
+        if v != 0 {
+            os::close(v as i32 - 1);
+            THREAD_FD.set(core::ptr::null_mut());
         }
     }
 }
