@@ -60,8 +60,8 @@ struct BufRing {
     head: u16,
     /// The tail last read; `shadow` holds the entries from `head` to it.
     tail: u16,
-    /// (addr, len, bid) of each slot, as copied when its entry was published.
-    shadow: Vec<(u64, u32, u16)>,
+    /// Each slot's entry, as copied when it was published.
+    shadow: Vec<io_uring_buf>,
     /// IOU_PBUF_RING_INC: buffers are consumed a piece at a time.
     inc: bool,
     /// IOU_PBUF_RING_MMAP memory: (bytes, memfd or -1); unmapped on drop.
@@ -125,55 +125,53 @@ pub(crate) struct Pick {
 
 impl BufRing {
     fn new(base: *mut u8, entries: u32, inc: bool, own: Option<(usize, i32)>) -> BufRing {
-        BufRing { base, mask: entries - 1, head: 0, tail: 0, shadow: alloc::vec![(0, 0, 0); entries as usize], inc, own }
+        let shadow = alloc::vec![io_uring_buf { addr: 0, len: 0, bid: 0, resv: 0 }; entries as usize];
+        BufRing { base, mask: entries - 1, head: 0, tail: 0, shadow, inc, own }
     }
 
-    /// Copies `len` bytes at ring offset `off` into `dst`: straight from
-    /// the engine's own mapping, fault-safe from application memory.
+    /// Copies `len` bytes of entries at ring offset `off` into `dst`:
+    /// straight from the engine's own mapping, fault-safe from application
+    /// memory.
     fn fetch(&self, off: usize, dst: *mut u8, len: usize) -> Result<(), i32> {
         if self.own.is_none() {
             return os::copy_from_user(dst, self.base as u64 + off as u64, len);
         }
         // SAFETY: `off + len` lies inside the engine's own mapping, which
-        // lives as long as the ring; the application may write it, so it
-        // is read volatile, a byte at a time.
-        unsafe {
-            for i in 0..len {
-                *dst.add(i) = core::ptr::read_volatile(self.base.add(off + i));
-            }
-        }
+        // lives as long as the ring; these entries are published, so the
+        // application leaves them alone until they are consumed.
+        unsafe { core::ptr::copy_nonoverlapping(self.base.add(off), dst, len) };
         Ok(())
     }
 
     /// Reads the published tail and copies the entries added since the
     /// last look; -EFAULT if the ring's memory is gone.
-    fn refresh(&mut self) -> Result<u16, i32> {
+    #[cold]
+    fn refresh(&mut self) -> Result<(), i32> {
         // A copy could tear the tail (the kernel copies small sizes a byte
         // at a time), so it only proves the page still there; the value
         // comes from one atomic load.
-        let mut t = [0u8; 2];
-        self.fetch(TAIL_AT, t.as_mut_ptr(), 2)?;
+        if self.own.is_none() {
+            let mut t = [0u8; 2];
+            os::copy_from_user(t.as_mut_ptr(), self.base as u64 + TAIL_AT as u64, 2)?;
+        }
         // SAFETY: the tail lies in entry 0, mapped (just checked, or the
         // engine's own); the application publishes it with a release store.
         let tail = unsafe { (*(self.base.add(TAIL_AT) as *const core::sync::atomic::AtomicU16)).load(core::sync::atomic::Ordering::Acquire) };
         let n = self.mask + 1;
         let new = (tail.wrapping_sub(self.tail) as u32).min(n);
         if new == 0 {
-            return Ok(tail);
+            return Ok(());
         }
-        let first = tail.wrapping_sub(new as u16) as u32 & self.mask;
-        let mut raw = alloc::vec![0u8; new as usize * ENTRY];
-        let split = (n - first).min(new) as usize * ENTRY;
-        self.fetch(first as usize * ENTRY, raw.as_mut_ptr(), split)?;
-        // SAFETY: `raw` has `new * ENTRY >= split` bytes.
-        self.fetch(0, unsafe { raw.as_mut_ptr().add(split) }, raw.len() - split)?;
-        for (k, e) in raw.chunks_exact(ENTRY).enumerate() {
-            let w = |a: usize, b: usize| e[a..b].iter().rev().fold(0u64, |v, &x| v << 8 | x as u64);
-            let slot = ((first + k as u32) & self.mask) as usize;
-            self.shadow[slot] = (w(0, 8), w(8, 12) as u32, w(12, 14) as u16);
-        }
+        // Slots first.. up to the end of the array, then from 0 on.
+        let first = (tail.wrapping_sub(new as u16) as u32 & self.mask) as usize;
+        let upper = (n as usize - first).min(new as usize);
+        let to = self.shadow.as_mut_ptr() as *mut u8;
+        // SAFETY: both ranges lie inside `shadow`, which has a plain-data
+        // io_uring_buf (ENTRY bytes) per slot.
+        self.fetch(first * ENTRY, unsafe { to.add(first * ENTRY) }, upper * ENTRY)?;
+        self.fetch(0, to, (new as usize - upper) * ENTRY)?;
         self.tail = tail;
-        Ok(tail)
+        Ok(())
     }
 
     /// Entries published and not consumed, reading the tail again when
@@ -187,13 +185,14 @@ impl BufRing {
 
     /// (addr, len, bid) of the entry at `idx`.
     fn read(&self, idx: u16) -> (u64, u32, u16) {
-        self.shadow[(idx as u32 & self.mask) as usize]
+        let e = &self.shadow[(idx as u32 & self.mask) as usize];
+        (e.addr, e.len, e.bid)
     }
 
     fn write_piece(&mut self, idx: u16, addr: u64, len: u32) {
         let slot = (idx as u32 & self.mask) as usize;
-        self.shadow[slot].0 = addr;
-        self.shadow[slot].1 = len;
+        self.shadow[slot].addr = addr;
+        self.shadow[slot].len = len;
         let mut e = [0u8; 12];
         e[..8].copy_from_slice(&addr.to_ne_bytes());
         e[8..].copy_from_slice(&len.to_ne_bytes());
