@@ -100,7 +100,8 @@ fn memory(p: &io_uring_params, rings_len: usize, sqes_len: usize) -> Result<Memo
         if r % page != 0 || s % page != 0 {
             return Err(-libc::EINVAL);
         }
-        // The kernel pins both for writing: EFAULT where it cannot.
+        // The kernel pins both for writing: EFAULT where it cannot (and
+        // io_uring_queue_init_mem leaves such memory for this to refuse).
         if !crate::ring::writable(r, rings_len) || !crate::ring::writable(s, sqes_len) {
             return Err(-libc::EFAULT);
         }

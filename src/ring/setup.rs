@@ -100,17 +100,17 @@ fn place_no_mmap_ring(
         if used > buf_size {
             return Err(-libc::ENOMEM);
         }
-        // The kernel pins the memory for writing and fails with EFAULT,
-        // touching nothing, where it cannot: so must we, before clearing it.
-        if !super::writable(buf as u64, used) {
-            return Err(-libc::EFAULT);
-        }
         // Memory reused from an earlier ring still holds its heads and
         // tails, and some kernels (6.12 does) take the ring words as they
-        // find them: start from zero, as a fresh mapping would.
-        // SAFETY: `used` bytes from `buf` are mapped writable (just checked;
-        // unmapping them meanwhile is the caller's race).
-        unsafe { ptr::write_bytes(buf as *mut u8, 0, used) };
+        // find them: start from zero, as a fresh mapping would. Memory that
+        // cannot be written is left as it is, for the kernel (or engine) to
+        // refuse in its own order of checks: -EFAULT where it supports
+        // NO_MMAP, as it cannot pin it for writing.
+        if super::writable(buf as u64, used) {
+            // SAFETY: `used` bytes from `buf` are mapped writable (just
+            // checked; unmapping them meanwhile is the caller's race).
+            unsafe { ptr::write_bytes(buf as *mut u8, 0, used) };
+        }
         buf
     };
 
