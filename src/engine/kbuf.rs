@@ -175,7 +175,7 @@ impl BufRing {
     }
 
     /// Entries published and not consumed, reading the tail again when
-    /// the copies run out (or always, with `fresh`, as a peek does).
+    /// the copies run out, or always with `fresh`.
     fn avail(&mut self, fresh: bool) -> Result<u16, i32> {
         if fresh || self.tail == self.head {
             self.refresh()?;
@@ -329,7 +329,17 @@ impl Groups {
             }
             Some(Group::Ring(ring)) => ring,
         };
-        let all = ring.avail(true)?;
+        // The entries already copied do unless this peek could take them
+        // all: then a fresh tail could change what it takes, or whether it
+        // leaves the ring empty.
+        let cached = ring.avail(false)?;
+        let cap = match ring.read(ring.head).1 {
+            _ if cached == 0 => 0,
+            first if max_len != 0 && first != 0 => (max_len as usize).div_ceil(first as usize).min(PEEK_MAX),
+            _ if max_len != 0 => 0,
+            _ => *slots,
+        };
+        let all = if cached as usize > cap.min(PEEK_AVAIL as usize) { cached } else { ring.avail(true)? };
         let tail = ring.head.wrapping_add(all);
         let mut head = ring.head;
         let mut avail = all.min(PEEK_AVAIL) as usize;
