@@ -193,11 +193,11 @@ impl BufRing {
         let slot = (idx as u32 & self.mask) as usize;
         self.shadow[slot].addr = addr;
         self.shadow[slot].len = len;
-        let mut e = [0u8; 12];
-        e[..8].copy_from_slice(&addr.to_ne_bytes());
-        e[8..].copy_from_slice(&len.to_ne_bytes());
         let at = slot * ENTRY;
         if self.own.is_none() {
+            let mut e = [0u8; 12];
+            e[..8].copy_from_slice(&addr.to_ne_bytes());
+            e[8..].copy_from_slice(&len.to_ne_bytes());
             // The kernel writes them for the application to see; memory it
             // unmapped shows nothing, so a failure changes nothing.
             let _ = os::copy_to_user(self.base as u64 + at as u64, e.as_ptr(), e.len());
@@ -207,9 +207,9 @@ impl BufRing {
         // engine owns its addr and len while it sits between head and tail
         // (the kernel writes them too).
         unsafe {
-            for (i, &b) in e.iter().enumerate() {
-                core::ptr::write_volatile(self.base.add(at + i), b);
-            }
+            let e = self.base.add(at);
+            core::ptr::write_volatile(e as *mut u64, addr);
+            core::ptr::write_volatile(e.add(8) as *mut u32, len);
         }
     }
 
