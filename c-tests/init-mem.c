@@ -14,6 +14,12 @@
  *  - With a NULL buffer liburing allocates the memory itself and the ring
  *    still works.
  *  - io_uring_queue_exit leaves the caller's memory mapped.
+ *  - Memory the ring cannot be written to (read-only, PROT_NONE, or with
+ *    an unmapped page inside the part the ring uses) is refused with
+ *    -EFAULT, with and without NO_SQARRAY, its contents untouched and
+ *    no fd leaked, as the kernel answers (it pins the pages for
+ *    writing); the same from the raw io_uring_setup with NO_MMAP (where
+ *    the kernel serves it).
  * Before 6.5 the kernel has no NO_MMAP: then the size checks liburing
  * makes itself still give -ENOMEM / -EINVAL, the kernel's -EINVAL comes
  * back for a region that would fit (and for a NULL one), nothing leaks,
@@ -88,6 +94,108 @@ static void without_no_mmap(void *mem)
 	CHECK_EQ(tu_count_fds(), fds0, "fds after refused setups");
 	/* The region stays the caller's. */
 	memset(mem, 0x5a, REGION);
+}
+
+/* One setup in memory it cannot use: -EFAULT, the memory untouched. */
+static void refused(char *mem, size_t len, unsigned flags, const char *what)
+{
+	struct io_uring r;
+	struct io_uring_params p;
+	int fds0 = tu_count_fds();	/* (maps: engine threads come and go) */
+
+	memset(&p, 0, sizeof(p));
+	p.flags = flags;
+	CHECK_EQ(io_uring_queue_init_mem(256, &r, &p, mem, len), -EFAULT, what);
+	io_uring_queue_exit(&r);	/* harmless on a failed setup */
+	CHECK_EQ(tu_count_fds(), fds0, what);
+}
+
+/* The raw setup call with NO_MMAP and ring memory at sq/cq (the raw
+ * wrapper always asks the kernel: left out where it refuses io_uring). */
+static int raw;
+
+static int raw_setup(void *sq, void *cq, unsigned flags)
+{
+	struct io_uring_params p;
+	int fd;
+
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_NO_MMAP | flags;
+	p.sq_off.user_addr = (unsigned long)sq;
+	p.cq_off.user_addr = (unsigned long)cq;
+	fd = io_uring_setup(256, &p);
+	if (fd >= 0)
+		close(fd);
+	return fd < 0 ? fd : 0;
+}
+
+/* Memory the kernel cannot pin for writing, with 256 entries: the SQEs
+ * take the first 4 pages, the rings the next 3. */
+static void bad_memory(void)
+{
+	const size_t pg = 4096, len = 16 * pg;
+	static const unsigned flags[2] = { 0, IORING_SETUP_NO_SQARRAY };
+
+	raw = !tu_kernel_uring_blocked();
+	for (int i = 0; i < 2; i++) {
+		unsigned f = flags[i];
+		struct io_uring r;
+		struct io_uring_params p;
+		int ret;
+		char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		CHECK(m != MAP_FAILED, "mmap: %s", strerror(errno));
+		/* The region itself takes a ring. */
+		memset(&p, 0, sizeof(p));
+		p.flags = f;
+		ret = io_uring_queue_init_mem(256, &r, &p, m, len);
+		if (ret == -EINVAL && f &&
+		    tu_lacks_before(6, 6, "IORING_SETUP_NO_SQARRAY")) {
+			munmap(m, len);
+			continue;
+		}
+		CHECK(ret > 0, "queue_init_mem in good memory: %d", ret);
+		exercise(&r, "ring in the region");
+		io_uring_queue_exit(&r);
+		if (raw)
+			CHECK_EQ(raw_setup(m, m + 8 * pg, f), 0,
+				 "io_uring_setup(NO_MMAP) in good memory");
+
+		memset(m, 0x77, len);
+		CHECK(mprotect(m, len, PROT_READ) == 0, "mprotect");
+		refused(m, len, f, "queue_init_mem in read-only memory");
+		CHECK(m[0] == 0x77 && m[5 * pg] == 0x77, "read-only memory changed");
+		if (raw)
+			CHECK_EQ(raw_setup(m, m + 8 * pg, f), -EFAULT,
+				 "io_uring_setup(NO_MMAP) in read-only memory");
+		CHECK(mprotect(m, len, PROT_NONE) == 0, "mprotect");
+		refused(m, len, f, "queue_init_mem in PROT_NONE memory");
+		if (raw)
+			CHECK_EQ(raw_setup(m, m + 8 * pg, f), -EFAULT,
+				 "io_uring_setup(NO_MMAP) in PROT_NONE memory");
+		CHECK(mprotect(m, len, PROT_READ | PROT_WRITE) == 0, "mprotect");
+
+		/* A hole in the SQEs, then one in the rings. */
+		CHECK(munmap(m + 2 * pg, pg) == 0, "munmap");
+		refused(m, len, f, "queue_init_mem over a hole in the SQEs");
+		CHECK(m[0] == 0x77 && m[5 * pg] == 0x77, "memory changed");
+		if (raw)
+			CHECK_EQ(raw_setup(m, m + 8 * pg, f), -EFAULT,
+				 "io_uring_setup(NO_MMAP) over a hole in the SQEs");
+		CHECK(mmap(m + 2 * pg, pg, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
+		      m + 2 * pg, "mmap");
+		CHECK(munmap(m + 5 * pg, pg) == 0, "munmap");
+		refused(m, len, f, "queue_init_mem over a hole in the rings");
+		CHECK(m[0] == 0x77 && m[4 * pg] == 0x77, "memory changed");
+		CHECK(munmap(m + 9 * pg, pg) == 0, "munmap");
+		if (raw)
+			CHECK_EQ(raw_setup(m, m + 8 * pg, f), -EFAULT,
+				 "io_uring_setup(NO_MMAP) over a hole in the rings");
+
+		CHECK(munmap(m, len) == 0, "munmap");
+	}
 }
 
 int main(int argc, char *argv[])
@@ -191,6 +299,8 @@ int main(int argc, char *argv[])
 		exercise(&r4, "ring in library-provided memory");
 		io_uring_queue_exit(&r4);
 	}
+
+	bad_memory();
 
 	exercise(&ring, "first ring at the end");
 	io_uring_queue_exit(&ring);

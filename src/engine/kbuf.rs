@@ -46,12 +46,22 @@ struct Buf {
 }
 
 /// A registered buffer ring.
+///
+/// The kernel pins a ring in application memory; the engine cannot, and
+/// the program may unmap it. So such a ring is only read and written
+/// through fault-safe copies (`os::copy_from_user`), and to keep that to
+/// a system call or two per batch rather than per buffer, the entries
+/// published up to the last tail read are copied once into `shadow`.
 struct BufRing {
     /// The `io_uring_buf` array (application memory, or `own` below).
     base: *mut u8,
     mask: u32,
     /// Entries consumed so far (the kernel's `bl->head`).
     head: u16,
+    /// The tail last read; `shadow` holds the entries from `head` to it.
+    tail: u16,
+    /// Each slot's entry, as copied when it was published.
+    shadow: Vec<io_uring_buf>,
     /// IOU_PBUF_RING_INC: buffers are consumed a piece at a time.
     inc: bool,
     /// IOU_PBUF_RING_MMAP memory: (bytes, memfd or -1); unmapped on drop.
@@ -114,36 +124,90 @@ pub(crate) struct Pick {
 }
 
 impl BufRing {
-    fn entry(&self, idx: u16) -> *mut u8 {
-        // SAFETY: the index is masked into the registered entries.
-        unsafe { self.base.add((idx as u32 & self.mask) as usize * ENTRY) }
+    fn new(base: *mut u8, entries: u32, inc: bool, own: Option<(usize, i32)>) -> BufRing {
+        let shadow = alloc::vec![io_uring_buf { addr: 0, len: 0, bid: 0, resv: 0 }; entries as usize];
+        BufRing { base, mask: entries - 1, head: 0, tail: 0, shadow, inc, own }
     }
 
-    fn tail(&self) -> u16 {
-        // SAFETY: the tail lies in entry 0, inside the ring; the
-        // application publishes it with a release store.
-        unsafe { (*(self.base.add(TAIL_AT) as *const core::sync::atomic::AtomicU16)).load(core::sync::atomic::Ordering::Acquire) }
+    /// Copies `len` bytes of entries at ring offset `off` into `dst`:
+    /// straight from the engine's own mapping, fault-safe from application
+    /// memory.
+    fn fetch(&self, off: usize, dst: *mut u8, len: usize) -> Result<(), i32> {
+        if self.own.is_none() {
+            return os::copy_from_user(dst, self.base as u64 + off as u64, len);
+        }
+        // SAFETY: `off + len` lies inside the engine's own mapping, which
+        // lives as long as the ring; these entries are published, so the
+        // application leaves them alone until they are consumed.
+        unsafe { core::ptr::copy_nonoverlapping(self.base.add(off), dst, len) };
+        Ok(())
+    }
+
+    /// Reads the published tail and copies the entries added since the
+    /// last look; -EFAULT if the ring's memory is gone.
+    #[cold]
+    fn refresh(&mut self) -> Result<(), i32> {
+        // A copy could tear the tail (the kernel copies small sizes a byte
+        // at a time), so it only proves the page still there; the value
+        // comes from one atomic load.
+        if self.own.is_none() {
+            let mut t = [0u8; 2];
+            os::copy_from_user(t.as_mut_ptr(), self.base as u64 + TAIL_AT as u64, 2)?;
+        }
+        // SAFETY: the tail lies in entry 0, mapped (just checked, or the
+        // engine's own); the application publishes it with a release store.
+        let tail = unsafe { (*(self.base.add(TAIL_AT) as *const core::sync::atomic::AtomicU16)).load(core::sync::atomic::Ordering::Acquire) };
+        let n = self.mask + 1;
+        let new = (tail.wrapping_sub(self.tail) as u32).min(n);
+        if new == 0 {
+            return Ok(());
+        }
+        // Slots first.. up to the end of the array, then from 0 on.
+        let first = (tail.wrapping_sub(new as u16) as u32 & self.mask) as usize;
+        let upper = (n as usize - first).min(new as usize);
+        let to = self.shadow.as_mut_ptr() as *mut u8;
+        // SAFETY: both ranges lie inside `shadow`, which has a plain-data
+        // io_uring_buf (ENTRY bytes) per slot.
+        self.fetch(first * ENTRY, unsafe { to.add(first * ENTRY) }, upper * ENTRY)?;
+        self.fetch(0, to, (new as usize - upper) * ENTRY)?;
+        self.tail = tail;
+        Ok(())
+    }
+
+    /// Entries published and not consumed, reading the tail again when
+    /// the copies run out, or always with `fresh`.
+    fn avail(&mut self, fresh: bool) -> Result<u16, i32> {
+        if fresh || self.tail == self.head {
+            self.refresh()?;
+        }
+        Ok(self.tail.wrapping_sub(self.head))
     }
 
     /// (addr, len, bid) of the entry at `idx`.
     fn read(&self, idx: u16) -> (u64, u32, u16) {
-        let e = self.entry(idx);
-        // SAFETY: a 16-byte entry inside the ring; the application may
-        // rewrite it, so each field is read once, volatile.
-        unsafe {
-            (
-                core::ptr::read_volatile(e as *const u64),
-                core::ptr::read_volatile(e.add(8) as *const u32),
-                core::ptr::read_volatile(e.add(12) as *const u16),
-            )
-        }
+        let e = &self.shadow[(idx as u32 & self.mask) as usize];
+        (e.addr, e.len, e.bid)
     }
 
-    fn write_piece(&self, idx: u16, addr: u64, len: u32) {
-        let e = self.entry(idx);
-        // SAFETY: as in `read`; the engine owns the entry's addr and len
-        // while it sits between head and tail (the kernel writes them too).
+    fn write_piece(&mut self, idx: u16, addr: u64, len: u32) {
+        let slot = (idx as u32 & self.mask) as usize;
+        self.shadow[slot].addr = addr;
+        self.shadow[slot].len = len;
+        let at = slot * ENTRY;
+        if self.own.is_none() {
+            let mut e = [0u8; 12];
+            e[..8].copy_from_slice(&addr.to_ne_bytes());
+            e[8..].copy_from_slice(&len.to_ne_bytes());
+            // The kernel writes them for the application to see; memory it
+            // unmapped shows nothing, so a failure changes nothing.
+            let _ = os::copy_to_user(self.base as u64 + at as u64, e.as_ptr(), e.len());
+            return;
+        }
+        // SAFETY: the entry lies inside the engine's own mapping; the
+        // engine owns its addr and len while it sits between head and tail
+        // (the kernel writes them too).
         unsafe {
+            let e = self.base.add(at);
             core::ptr::write_volatile(e as *mut u64, addr);
             core::ptr::write_volatile(e.add(8) as *mut u32, len);
         }
@@ -228,21 +292,22 @@ impl Groups {
     /// Takes a buffer of group `bgid` for a transfer of `len` bytes (0: the
     /// whole buffer). `commit` consumes a ring buffer now; otherwise the
     /// caller keeps this lock until it calls `settle`.
-    pub(crate) fn select(&mut self, bgid: u16, len: u32, commit: bool) -> Option<Pick> {
+    /// -ENOBUFS when there is none; -EFAULT when a ring's memory is gone.
+    pub(crate) fn select(&mut self, bgid: u16, len: u32, commit: bool) -> Result<Pick, i32> {
         let clamp = |have: u32| if len == 0 || len > have { have } else { len };
-        match self.map.get_mut(&bgid)? {
+        match self.map.get_mut(&bgid).ok_or(-libc::ENOBUFS)? {
             Group::Legacy(list) => {
-                let b = list.pop_front()?;
-                Some(Pick { addr: b.addr, len: clamp(b.len), bid: b.bid, bgid, hold: Hold::Legacy, more: false })
+                let b = list.pop_front().ok_or(-libc::ENOBUFS)?;
+                Ok(Pick { addr: b.addr, len: clamp(b.len), bid: b.bid, bgid, hold: Hold::Legacy, more: false })
             }
             Group::Ring(ring) => {
-                if ring.tail() == ring.head {
-                    return None;
+                if ring.avail(false)? == 0 {
+                    return Err(-libc::ENOBUFS);
                 }
                 let (addr, blen, bid) = ring.read(ring.head);
                 let len = clamp(blen);
                 let (hold, more) = if commit { (Hold::Committed, !ring.commit(len as i32, 1)) } else { (Hold::Peeked, false) };
-                Some(Pick { addr, len, bid, bgid, hold, more })
+                Ok(Pick { addr, len, bid, bgid, hold, more })
             }
         }
     }
@@ -264,9 +329,20 @@ impl Groups {
             }
             Some(Group::Ring(ring)) => ring,
         };
-        let tail = ring.tail();
+        // The entries already copied do unless this peek could take them
+        // all: then a fresh tail could change what it takes, or whether it
+        // leaves the ring empty.
+        let cached = ring.avail(false)?;
+        let cap = match ring.read(ring.head).1 {
+            _ if cached == 0 => 0,
+            first if max_len != 0 && first != 0 => (max_len as usize).div_ceil(first as usize).min(PEEK_MAX),
+            _ if max_len != 0 => 0,
+            _ => *slots,
+        };
+        let all = if cached as usize > cap.min(PEEK_AVAIL as usize) { cached } else { ring.avail(true)? };
+        let tail = ring.head.wrapping_add(all);
         let mut head = ring.head;
-        let mut avail = tail.wrapping_sub(head).min(PEEK_AVAIL) as usize;
+        let mut avail = all.min(PEEK_AVAIL) as usize;
         if avail == 0 {
             return Err(-libc::ENOBUFS);
         }
@@ -545,12 +621,6 @@ fn ring_memory(len: usize) -> Result<(*mut u8, i32), i32> {
     }
 }
 
-/// Whether `len` bytes at `addr` are mapped (the kernel pins them).
-fn mapped(addr: u64, len: usize) -> bool {
-    // SAFETY: msync only inspects the range; ENOMEM if part is unmapped.
-    unsafe { libc::msync(addr as *mut core::ffi::c_void, len, libc::MS_ASYNC) == 0 }
-}
-
 /// IORING_REGISTER_PBUF_RING.
 pub(crate) fn register_ring(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
     if arg == 0 || nr != 1 {
@@ -590,12 +660,13 @@ pub(crate) fn register_ring(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
         if a.checked_add(size as u64).is_none() {
             return -libc::EOVERFLOW;
         }
-        if !mapped(a, size) {
+        // The kernel pins the ring for writing.
+        if !crate::ring::writable(a, size) {
             return -libc::EFAULT;
         }
         (a as *mut u8, None)
     };
-    let ring = BufRing { base, mask: n - 1, head: 0, inc: reg.flags & IOU_PBUF_RING_INC != 0, own };
+    let ring = BufRing::new(base, n, reg.flags & IOU_PBUF_RING_INC != 0, own);
     g.map.insert(reg.bgid, Group::Ring(ring));
     0
 }

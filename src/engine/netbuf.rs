@@ -177,8 +177,8 @@ fn recv_one(ctx: &Ctx, r: &mut Req) -> Issued {
     let p = match net::data(r).buf.pick.take() {
         Some(p) => p,
         None => match g.select(bgid, len, false) {
-            Some(p) => p,
-            None => return Issued::Done(-libc::ENOBUFS, 0),
+            Ok(p) => p,
+            Err(e) => return Issued::Done(e, 0),
         },
     };
     let out = if r.sqe.opcode == IORING_OP_RECVMSG {
@@ -241,18 +241,15 @@ fn recv_many(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
             };
             g.peek(bgid, max, false, true, &mut d.buf.slots)
         } else {
-            match g.select(bgid, len, false) {
-                Some(p) => Ok(Bundle {
-                    iov: alloc::vec![libc::iovec { iov_base: p.addr as *mut libc::c_void, iov_len: p.len as usize }],
-                    bid: p.bid,
-                    bgid,
-                    hold: p.hold,
-                    empty: false,
-                    partial: false,
-                    more: false,
-                }),
-                None => Err(-libc::ENOBUFS),
-            }
+            g.select(bgid, len, false).map(|p| Bundle {
+                iov: alloc::vec![libc::iovec { iov_base: p.addr as *mut libc::c_void, iov_len: p.len as usize }],
+                bid: p.bid,
+                bgid,
+                hold: p.hold,
+                empty: false,
+                partial: false,
+                more: false,
+            })
         };
         let mut b = match sel {
             Ok(b) => b,

@@ -223,34 +223,6 @@ fn start_thread(f: extern "C" fn(*mut c_void) -> *mut c_void, arg: *mut c_void, 
     }
 }
 
-/// Whether the pages holding `len` bytes from `addr` are mapped writable: the
-/// kernel pins them for writing, and faulting them in for writing
-/// (MADV_POPULATE_WRITE, which never changes contents) fails the same
-/// way. Read-only memory gets EINVAL, as does a kernel without the
-/// advice: a page of our own stack tells the two apart.
-pub(crate) fn writable(addr: u64, len: usize) -> bool {
-    let page = crate::ring::page_size();
-    const MADV_POPULATE_WRITE: i32 = 23;
-    let populate = |a: usize, n: usize| {
-        // SAFETY: populating only faults pages in; it changes no memory.
-        if unsafe { libc::madvise(a as *mut libc::c_void, n, MADV_POPULATE_WRITE) } == 0 {
-            0
-        } else {
-            errno()
-        }
-    };
-    let start = addr as usize & !(page - 1);
-    let end = (addr as usize).saturating_add(len).saturating_add(page - 1) & !(page - 1);
-    match populate(start, end - start) {
-        0 => true,
-        e if e == -libc::EINVAL => {
-            let here = 0u8;
-            populate(&here as *const u8 as usize & !(page - 1), page) != 0
-        }
-        _ => false,
-    }
-}
-
 /// A pthread key made on first use: a per-thread word whose destructor
 /// runs at thread exit for non-null values.
 pub(crate) struct ThreadKey {

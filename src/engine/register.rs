@@ -377,7 +377,7 @@ fn mem_region(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
     if rd.user_addr.checked_add(rd.size).is_none() {
         return -libc::EOVERFLOW;
     }
-    if rd.user_addr == 0 || !super::os::writable(rd.user_addr, rd.size as usize) {
+    if rd.user_addr == 0 || !crate::ring::writable(rd.user_addr, rd.size as usize) {
         return -libc::EFAULT;
     }
     let mut w = ctx.wait_region.lock();

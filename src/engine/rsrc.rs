@@ -396,7 +396,7 @@ fn check_buf(iov: &libc::iovec, tag: u64) -> Result<Option<BufSlot>, i32> {
         }
         return Ok(None);
     }
-    if len == 0 || len > MAX_BUF_LEN || addr.checked_add(len).is_none() || !os::writable(addr, len as usize) {
+    if len == 0 || len > MAX_BUF_LEN || addr.checked_add(len).is_none() || !crate::ring::writable(addr, len as usize) {
         return Err(-libc::EFAULT);
     }
     Ok(Some(BufSlot { addr, len, tag, cloned: false }))

@@ -251,8 +251,10 @@ fn issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
     let mut g = Some(kbuf::lock(ctx));
     if data(r).sel.is_none() {
         let commit = mode == Mode::Worker || !kbuf::pollable(r.file);
-        let Some(p) = g.as_mut().and_then(|g| g.select(r.sqe.buf_index, r.sqe.len, commit)) else {
-            return Issued::Done(-libc::ENOBUFS, 0);
+        let sel = g.as_mut().map_or(Err(-libc::ENOBUFS), |g| g.select(r.sqe.buf_index, r.sqe.len, commit));
+        let p = match sel {
+            Ok(p) => p,
+            Err(e) => return Issued::Done(e, 0),
         };
         r.sqe.addr = p.addr;
         r.sqe.len = p.len;
@@ -465,8 +467,9 @@ fn mshot_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
     }
     for _ in 0..MULTISHOT_MAX_RETRY {
         let mut g = kbuf::lock(ctx);
-        let Some(p) = g.select(r.sqe.buf_index, 0, false) else {
-            return Issued::Done(-libc::ENOBUFS, 0);
+        let p = match g.select(r.sqe.buf_index, 0, false) {
+            Ok(p) => p,
+            Err(e) => return Issued::Done(e, 0),
         };
         r.sqe.addr = p.addr;
         r.sqe.len = p.len;

@@ -100,6 +100,11 @@ fn memory(p: &io_uring_params, rings_len: usize, sqes_len: usize) -> Result<Memo
         if r % page != 0 || s % page != 0 {
             return Err(-libc::EINVAL);
         }
+        // The kernel pins both for writing: EFAULT where it cannot (and
+        // io_uring_queue_init_mem leaves such memory for this to refuse).
+        if !crate::ring::writable(r, rings_len) || !crate::ring::writable(s, sqes_len) {
+            return Err(-libc::EFAULT);
+        }
         return Ok(Memory { rings: r as *mut u8, rings_len, sqes: s as *mut io_uring_sqe, sqes_len, owned: false, memfd: -1 });
     }
     let (rl, sl) = (page_align(rings_len), page_align(sqes_len));

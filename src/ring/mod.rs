@@ -73,6 +73,37 @@ pub(crate) fn page_mapped(p: *const u8) -> bool {
     unsafe { libc::mincore(page as *mut libc::c_void, 1, &mut v) == 0 }
 }
 
+/// Whether the pages holding `len` bytes from `addr` are mapped writable: the
+/// kernel pins them for writing, and faulting them in for writing
+/// (MADV_POPULATE_WRITE, which never changes contents) fails the same
+/// way. Read-only memory gets EINVAL, as does a kernel without the
+/// advice: a page of our own stack tells the two apart.
+pub(crate) fn writable(addr: u64, len: usize) -> bool {
+    let page = page_size();
+    const MADV_POPULATE_WRITE: i32 = 23;
+    let populate = |a: usize, n: usize| {
+        // SAFETY: populating only faults pages in; it changes no memory.
+        // errno's location is valid for the calling thread.
+        unsafe {
+            if libc::madvise(a as *mut libc::c_void, n, MADV_POPULATE_WRITE) == 0 {
+                0
+            } else {
+                *libc::__errno_location()
+            }
+        }
+    };
+    let start = addr as usize & !(page - 1);
+    let end = (addr as usize).saturating_add(len).saturating_add(page - 1) & !(page - 1);
+    match populate(start, end - start) {
+        0 => true,
+        libc::EINVAL => {
+            let here = 0u8;
+            populate(&here as *const u8 as usize & !(page - 1), page) != 0
+        }
+        _ => false,
+    }
+}
+
 /// log2 of the SQE slots one entry takes (SQE128 rings: two).
 #[inline(always)]
 pub(crate) fn sqe_shift(setup_flags: u32) -> u32 {

@@ -102,9 +102,15 @@ fn place_no_mmap_ring(
         }
         // Memory reused from an earlier ring still holds its heads and
         // tails, and some kernels (6.12 does) take the ring words as they
-        // find them: start from zero, as a fresh mapping would.
-        // SAFETY: the caller gave us `buf_size >= used` writable bytes.
-        unsafe { ptr::write_bytes(buf as *mut u8, 0, used) };
+        // find them: start from zero, as a fresh mapping would. Memory that
+        // cannot be written is left as it is, for the kernel (or engine) to
+        // refuse in its own order of checks: -EFAULT where it supports
+        // NO_MMAP, as it cannot pin it for writing.
+        if super::writable(buf as u64, used) {
+            // SAFETY: `used` bytes from `buf` are mapped writable (just
+            // checked; unmapping them meanwhile is the caller's race).
+            unsafe { ptr::write_bytes(buf as *mut u8, 0, used) };
+        }
         buf
     };
 
