@@ -5,7 +5,7 @@
 //!
 //! - ahead of the fork, every ring is marked `forked`, and the locks the
 //!   child will use are held so that it inherits consistent state;
-//! - from then on CQ posting also takes a lock word in the ring memory,
+//! - from then on CQ posting also takes a shared lock (`lock::SharedLock`),
 //!   and wake-ups reach sleepers of every process (`Ctx::lock_cq`,
 //!   `Ctx::wake_other_processes`);
 //! - the child takes each ring over with fresh process-local state: none
@@ -106,7 +106,6 @@ extern "C" fn parent() {
 }
 
 extern "C" fn child() {
-    super::lock::forget_pid();
     // SAFETY: we are the atfork child handler: the only thread.
     unsafe {
         table::after_fork_child();
