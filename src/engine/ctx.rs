@@ -125,8 +125,9 @@ pub(crate) struct Ctx {
     /// through `off::X_SEQ` and the ring fd too.
     pub forked: AtomicBool,
     /// The CQ posting lock shared with the processes the ring was forked
-    /// into; in the engine's lock order it comes right after `inner`, and
-    /// nothing is taken under it.
+    /// into, made before `forked` is set (read `forked` with Acquire to
+    /// see it); in the engine's lock order it comes right after `inner`,
+    /// and nothing is taken under it.
     pub cq_xlock: super::lock::SharedLock,
     /// `fork::CHILD` or `fork::JOINED` in a child that took the ring over.
     pub fork_child: AtomicU8,
@@ -336,7 +337,7 @@ impl Ctx {
     #[inline]
     pub(crate) fn lock_cq(&self) -> CqGuard<'_> {
         let mut g = self.inner.lock();
-        let x = self.forked.load(Ordering::Relaxed);
+        let x = self.forked.load(Ordering::Acquire);
         if x {
             self.cq_xlock.lock();
             g.cq_tail = self.word(off::CQ_TAIL).load(Ordering::Acquire);

@@ -2,7 +2,7 @@
 
 use core::cell::UnsafeCell;
 use core::ops::{Deref, DerefMut};
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
 /// Sleeps while `*word == expected`, until woken or until the absolute
 /// CLOCK_MONOTONIC `deadline_ns` (if any). Returns 0, `-ETIMEDOUT`,
@@ -53,22 +53,37 @@ pub(crate) fn futex_wake_shared(word: &AtomicU32, n: i32) {
 
 /// The CQ lock of a ring shared with other processes through fork(): a
 /// robust, process-shared pthread mutex in a MAP_SHARED page of its own
-/// (the rings region has no 40 bytes to spare). glibc keeps the mutexes a
-/// thread holds on the thread's robust futex list (set_robust_list(2)), so
-/// when a holder dies, even by SIGKILL and before anyone reaps it, in
-/// whatever PID namespace, the kernel marks the word FUTEX_OWNER_DIED and
-/// wakes a waiter, which gets EOWNERDEAD and carries on.
+/// (the rings region has no 40 bytes to spare), made at the ring's first
+/// fork, so that rings never forked pay nothing for it. glibc keeps the
+/// mutexes a thread holds on the thread's robust futex list
+/// (set_robust_list(2)), so when a holder dies, even by SIGKILL and before
+/// anyone reaps it, in whatever PID namespace, the kernel marks the word
+/// FUTEX_OWNER_DIED and wakes a waiter, which gets EOWNERDEAD and carries
+/// on.
 pub(crate) struct SharedLock {
-    m: *mut libc::pthread_mutex_t,
+    /// Null until `make`.
+    m: AtomicPtr<libc::pthread_mutex_t>,
 }
 
 impl SharedLock {
-    pub(crate) fn new() -> Result<SharedLock, i32> {
+    pub(crate) const fn new() -> SharedLock {
+        SharedLock { m: AtomicPtr::new(core::ptr::null_mut()) }
+    }
+
+    /// Makes the lock if it does not exist yet; false if it cannot be
+    /// (no memory). Publish it to other threads with a Release store
+    /// after this (see `Ctx::forked`).
+    pub(crate) fn make(&self) -> bool {
+        if !self.m.load(Ordering::Relaxed).is_null() {
+            return true;
+        }
         let rw = libc::PROT_READ | libc::PROT_WRITE;
         // SAFETY: a fresh shared mapping touches no existing memory.
-        let p = unsafe {
+        let Ok(p) = (unsafe {
             crate::sys::mmap(core::ptr::null_mut(), crate::ring::page_size(), rw, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0)
-        }?;
+        }) else {
+            return false;
+        };
         let m = p as *mut libc::pthread_mutex_t;
         // SAFETY: the attribute object is initialised before use and
         // destroyed after; the mutex lies in the page just mapped, which
@@ -82,22 +97,29 @@ impl SharedLock {
             libc::pthread_mutexattr_destroy(&mut a);
             if r != 0 {
                 crate::sys::munmap(p, crate::ring::page_size());
-                return Err(-r);
+                return false;
             }
         }
-        Ok(SharedLock { m })
+        self.m.store(m, Ordering::Relaxed);
+        true
     }
 
-    /// Takes the lock. A holder that died left what it guarded as it was
-    /// when it died; the caller must not trust anything but what holders
-    /// publish before they let go (see `Ctx::lock_cq`).
+    pub(crate) fn exists(&self) -> bool {
+        !self.m.load(Ordering::Relaxed).is_null()
+    }
+
+    /// Takes the lock, which `make` made and published. A holder that died
+    /// left what it guarded as it was when it died; the caller must not
+    /// trust anything but what holders publish before they let go (see
+    /// `Ctx::lock_cq`).
     #[inline]
     pub(crate) fn lock(&self) {
+        let m = self.m.load(Ordering::Relaxed);
         // SAFETY: an initialised process-shared mutex in a live mapping.
-        let r = unsafe { libc::pthread_mutex_lock(self.m) };
+        let r = unsafe { libc::pthread_mutex_lock(m) };
         if r == libc::EOWNERDEAD {
             // SAFETY: we hold it (EOWNERDEAD hands it over).
-            unsafe { libc::pthread_mutex_consistent(self.m) };
+            unsafe { libc::pthread_mutex_consistent(m) };
         } else {
             // Every locker marks the mutex consistent, so it never becomes
             // ENOTRECOVERABLE; a normal (not error-checking) mutex has no
@@ -109,16 +131,19 @@ impl SharedLock {
     #[inline]
     pub(crate) fn unlock(&self) {
         // SAFETY: the calling thread holds it (`lock`).
-        unsafe { libc::pthread_mutex_unlock(self.m) };
+        unsafe { libc::pthread_mutex_unlock(self.m.load(Ordering::Relaxed)) };
     }
 
-    /// Unmaps this process's view of the lock.
+    /// Unmaps this process's view of the lock, if made.
     ///
     /// # Safety
     /// Nobody in this process uses the lock any more.
     pub(crate) unsafe fn unmap(&self) {
-        // SAFETY: the page `new` mapped; per the contract it is unused.
-        unsafe { crate::sys::munmap(self.m as *mut core::ffi::c_void, crate::ring::page_size()) };
+        let m = self.m.swap(core::ptr::null_mut(), Ordering::Relaxed);
+        if !m.is_null() {
+            // SAFETY: the page `make` mapped; per the contract it is unused.
+            unsafe { crate::sys::munmap(m as *mut core::ffi::c_void, crate::ring::page_size()) };
+        }
     }
 }
 

@@ -192,18 +192,9 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
         e
     };
     let mem = memory(p, rings_len, sqes_len).map_err(fail)?;
-    let cq_xlock = match super::lock::SharedLock::new() {
-        Ok(l) => l,
-        Err(e) => {
-            release_memory(&mem);
-            return Err(fail(e));
-        }
-    };
     let fd = os::eventfd();
     if fd < 0 {
         release_memory(&mem);
-        // SAFETY: never shared with anyone.
-        unsafe { cq_xlock.unmap() };
         return Err(fail(fd));
     }
     super::fork::install();
@@ -229,7 +220,7 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
         flags: p.flags,
         fork_gen: AtomicU32::new(table::FORK_GEN.load(Ordering::Relaxed)),
         forked: AtomicBool::new(false),
-        cq_xlock,
+        cq_xlock: super::lock::SharedLock::new(),
         fork_child: AtomicU8::new(0),
         handle: AtomicU32::new(0),
         mem,
