@@ -31,15 +31,15 @@
 #define CHILD_UD 0xc0de
 
 static int round_no;
+static int ns_refused;
 
+/* The parent's post hangs behind a dead holder: fail, from a handler. */
 static void on_alarm(int sig)
 {
-	(void)sig;
-	/* async-signal-safe: write and _exit */
 	static const char m[] = "fork-lock: the parent's request hung after a child died\n";
 
-	if (write(2, m, sizeof(m) - 1) < 0)
-		_exit(1);
+	(void)sig;
+	(void)!write(2, m, sizeof(m) - 1);
 	_exit(1);
 }
 
@@ -155,7 +155,7 @@ static void one_round(int in_ns)
 			CHECK(waitpid(mid, &st, 0) == mid, "waitpid");
 			CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 3, "intermediate child: status %#x", st);
 			close(c[0]);
-			tu_lacks("a new PID namespace (unshare(CLONE_NEWPID) refused: not root?)");
+			ns_refused = 1;
 			io_uring_queue_exit(&ring);
 			close(p[0]);
 			close(p[1]);
@@ -227,7 +227,9 @@ int main(int argc, char **argv)
 	srand((unsigned)getpid());
 	for (round_no = 0; round_no < ROUNDS; round_no++)
 		one_round(0);
-	for (; round_no < ROUNDS + NS_ROUNDS; round_no++)
+	for (; round_no < ROUNDS + NS_ROUNDS && !ns_refused; round_no++)
 		one_round(1);
+	if (ns_refused)
+		SKIP("unshare(CLONE_NEWPID) refused (root needed): no PID namespace rounds; the rest passed");
 	return tu_done();
 }
