@@ -36,7 +36,7 @@ pub(crate) mod off {
     /// Words in the padding before the CQEs, for rings shared with other
     /// processes through fork(): the wake sequence, how many threads (of
     /// any process) sleep on it, and how many forked children have used
-    /// the ring. (Byte 48 held the CQ lock word; `Ctx::cq_xlock` replaced it.)
+    /// the ring. (Bytes 48..52 are unused: the CQ lock is `Ctx::cq_xlock`.)
     pub const X_SEQ: usize = 52;
     pub const X_WAITERS: usize = 56;
     pub const X_PEERS: usize = 60;

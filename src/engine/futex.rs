@@ -65,13 +65,13 @@ const MATCH_ANY: u32 = u32::MAX;
 const WAITV_MAX: u32 = 128;
 /// Entries per watcher: futex_waitv takes 128, one is the control word.
 const PER_WATCHER: u32 = WAITV_MAX - 1;
+const SYS_FUTEX_WAKE: libc::c_long = 454;
 
 /// How many solo watchers (bitset groups) may run at once: the CPUs, at
 /// least 2.
 fn solo_max() -> usize {
     os::cpus().max(2) as usize
 }
-const SYS_FUTEX_WAKE: libc::c_long = 454;
 
 /// struct futex_waitv.
 #[repr(C)]
@@ -201,12 +201,11 @@ impl Registry {
     /// of its group for a wait with a bitset (while there are fewer than
     /// `solo_max()` groups), else a shared one with room.
     fn watcher_for(&mut self, k: Key) -> Result<usize, i32> {
-        let running = |w: &&Watcher| w.running;
         let solo = k.mask != MATCH_ANY && {
             if let Some(i) = self.watchers.iter().position(|w| w.running && w.solo == Some(k)) {
                 return Ok(i);
             }
-            self.watchers.iter().filter(running).filter(|w| w.solo.is_some()).count() < solo_max()
+            self.watchers.iter().filter(|w| w.running && w.solo.is_some()).count() < solo_max()
         };
         if !solo {
             if let Some(i) = self.watchers.iter().position(|w| w.running && w.solo.is_none() && w.entries < PER_WATCHER) {

@@ -301,12 +301,9 @@ fn max_workers(arg: u64, nr: u32) -> i32 {
         return -libc::EINVAL;
     }
     // As the kernel, no cap above the caller's process limit.
-    // SAFETY: getrlimit writes the one struct it is given.
-    let mut lim: libc::rlimit = unsafe { core::mem::zeroed() };
-    // SAFETY: as above.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut lim) } == 0 {
+    if let Ok((nproc, _)) = crate::sys::getrlimit(libc::RLIMIT_NPROC) {
         for v in vals.iter_mut() {
-            *v = (*v as u64).min(lim.rlim_cur) as u32;
+            *v = (*v as u64).min(nproc) as u32;
         }
     }
     io_wq::set_max(&mut vals);
