@@ -17,8 +17,7 @@
 //! Not taken over (every call fails with -EBADFD in the child, which may
 //! still close its copy of the fd): rings whose memory the child did not
 //! inherit (io_uring_ring_dontfork), and rings whose shared CQ lock could
-//! not be made (no memory for its page, or no robust futexes: glibc
-//! refuses robust mutexes where set_robust_list(2) failed). Per process after the fork:
+//! not be made (no memory for its page). Per process after the fork:
 //! registered files and buffers, provided buffers, and CQEs held back in
 //! overflow.
 

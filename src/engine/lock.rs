@@ -59,7 +59,8 @@ pub(crate) fn futex_wake_shared(word: &AtomicU32, n: i32) {
 /// (set_robust_list(2)), so when a holder dies, even by SIGKILL and before
 /// anyone reaps it, in whatever PID namespace, the kernel marks the word
 /// FUTEX_OWNER_DIED and wakes a waiter, which gets EOWNERDEAD and carries
-/// on.
+/// on. (Where set_robust_list(2) is refused, glibc 2.36 still makes the
+/// mutex; only that hand-over is lost.)
 pub(crate) struct SharedLock {
     /// Null until `make`.
     m: AtomicPtr<libc::pthread_mutex_t>,
