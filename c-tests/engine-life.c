@@ -10,8 +10,8 @@
  *    work; after io_uring_ring_dontfork a mapped ring still answers there
  *    (the engine's own mapping came along), while a NO_MMAP ring, whose
  *    only memory was kept from the child, answers -EBADFD to every call
- *    and none hangs; a process that died holding the shared CQ lock does
- *    not block the others;
+ *    and none hangs (a process that died holding the shared CQ lock:
+ *    fork-lock.c);
  *  - waits honour a signal mask (-EINTR), a minimum wait and a timeout;
  *  - an idle ring leaves every engine thread asleep.
  */
@@ -251,27 +251,6 @@ static void test_fork(void)
 	}
 	CHECK(waitpid(pid, &st, 0) == pid, "waitpid");
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child failed (status %#x)", st);
-	/*
-	 * A process that died holding a shared ring's CQ lock (the engine's
-	 * word at byte 48 of the rings region, its pid as the value) does not
-	 * block the others: the next post takes the lock over. (The ring the
-	 * child submitted to is out of step with this process's struct
-	 * io_uring, which is private here: use the other one.)
-	 */
-	{
-		volatile uint32_t *xlock = (uint32_t *)((char *)kept.sq.ring_ptr + 48);
-		long long t0 = tu_now_ns();
-
-		*xlock = (uint32_t)pid;
-		io_uring_prep_nop(sqe_of(&kept, 3));
-		CHECK_EQ(io_uring_submit_and_wait(&kept, 1), 1, "NOP past a dead lock holder");
-		CHECK_EQ(io_uring_peek_cqe(&kept, &cqe), 0, "CQE past a dead lock holder");
-		CHECK(cqe->user_data == 3, "NOP past a dead lock holder: user_data %llu",
-		      (unsigned long long)cqe->user_data);
-		io_uring_cqe_seen(&kept, cqe);
-		CHECK_EQ(*xlock, 0, "CQ lock word after the take-over");
-		CHECK(tu_now_ns() - t0 < 2000000000LL, "take-over took %lld ns", tu_now_ns() - t0);
-	}
 	/* The parent's ring is untouched: its poll still fires. */
 	CHECK(write(p[1], "x", 1) == 1, "write");
 	CHECK_EQ(io_uring_wait_cqe(&ring, &cqe), 0, "parent CQE");

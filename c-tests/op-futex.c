@@ -3,7 +3,11 @@
  * Futex opcodes: futex_wait (value mismatch and real wake), futex_wake,
  * futex_waitv; wakes by plain futex(2) calls of another thread, waiters on
  * distinct words, cancellation, the kernel's errors for bad flags, sizes,
- * alignment and addresses, and a ring torn down with waits pending.
+ * alignment and addresses, and a ring torn down with waits pending;
+ * 256 waits with bitsets cost no thread each (the process stays at or
+ * under 2 x CPUs + 8 threads) and still hear the wakes whose bitset
+ * matches theirs, from futex(2) and from FUTEX_WAKE requests, and not the
+ * others.
  */
 #include <dirent.h>
 #include <pthread.h>
@@ -193,6 +197,119 @@ static void bad_input(struct io_uring *ring)
 
 /* Waits pending at teardown end quietly, and no thread is left behind
  * (a watcher of the userspace engine exits with its last waiter). */
+#define NBIT 256
+
+static int thread_cap(void)
+{
+	return 2 * (int)sysconf(_SC_NPROCESSORS_ONLN) + 8;
+}
+
+/* Reaps `n` CQEs within 2 s: the waits get user_data 1000 + i. */
+static void reap_bitset(struct io_uring *ring, int n, int want_odd, int *wake_res)
+{
+	for (int i = 0; i < n; i++) {
+		struct io_uring_cqe *cqe;
+		struct __kernel_timespec ts = { .tv_sec = 2 };
+
+		CHECK(io_uring_wait_cqe_timeout(ring, &cqe, &ts) == 0, "bitset wait CQE %d of %d not there", i, n);
+		if (cqe->user_data == 1) {
+			CHECK(wake_res, "unexpected FUTEX_WAKE CQE");
+			*wake_res = cqe->res;
+			wake_res = NULL;
+		} else {
+			CHECK(cqe->user_data >= 1000 && cqe->user_data < 1000 + NBIT,
+			      "CQE %llu", (unsigned long long)cqe->user_data);
+			CHECK(want_odd < 0 || (int)(cqe->user_data & 1) == want_odd,
+			      "wait %llu woken by a wake with another bitset",
+			      (unsigned long long)cqe->user_data);
+			CHECK_EQ(cqe->res, 0, "woken bitset wait");
+		}
+		io_uring_cqe_seen(ring, cqe);
+	}
+}
+
+static void bitset_waits(void)
+{
+	static uint32_t words[NBIT];
+	struct io_uring ring;
+	struct io_uring_sqe *sqe;
+	int n, res = -1;
+	long r;
+
+	op_ring(&ring, 512, 0);
+	/* One word; even waits have bitset 1, odd ones bitset 2. */
+	w1 = 0;
+	for (int i = 0; i < NBIT; i++) {
+		sqe = op_sqe(&ring);
+		io_uring_prep_futex_wait(sqe, &w1, 0, i & 1 ? 0x2 : 0x1, fl, 0);
+		io_uring_sqe_set_data64(sqe, 1000 + i);
+	}
+	op_submit(&ring, NBIT);
+	usleep(20000);
+	n = tu_count_threads();
+	CHECK(n <= thread_cap(), "%d threads with %d bitset waits (cap %d)", n, NBIT, thread_cap());
+	/* futex(2) with a bitset nobody waits with wakes nobody */
+	r = syscall(SYS_futex, &w1, FUTEX_WAKE_BITSET_PRIVATE, NBIT, NULL, NULL, 0x4);
+	CHECK_EQ(r, 0, "futex(2) wake with bitset 4");
+	usleep(50000);
+	CHECK_EQ(io_uring_cq_ready(&ring), 0, "waits ended by a wake with bitset 4");
+	/* futex(2) with bitset 1 ends the even ones, promptly */
+	r = syscall(SYS_futex, &w1, FUTEX_WAKE_BITSET_PRIVATE, NBIT, NULL, NULL, 0x1);
+	CHECK(r >= 1, "futex(2) wake with bitset 1: %ld", r);
+	reap_bitset(&ring, NBIT / 2, 0, NULL);
+	usleep(20000);
+	CHECK_EQ(io_uring_cq_ready(&ring), 0, "odd waits ended by a wake with bitset 1");
+	/* a FUTEX_WAKE request with bitset 2 ends (and counts) the odd ones */
+	sqe = op_sqe(&ring);
+	io_uring_prep_futex_wake(sqe, &w1, NBIT, 0x2, fl, 0);
+	io_uring_sqe_set_data64(sqe, 1);
+	op_submit(&ring, 1);
+	reap_bitset(&ring, NBIT / 2 + 1, 1, &res);
+	CHECK_EQ(res, NBIT / 2, "FUTEX_WAKE with bitset 2 count");
+
+	/* NBIT words, one wait each, with bitset 1 */
+	for (int i = 0; i < NBIT; i++) {
+		words[i] = 0;
+		sqe = op_sqe(&ring);
+		io_uring_prep_futex_wait(sqe, &words[i], 0, 0x1, fl, 0);
+		io_uring_sqe_set_data64(sqe, 1000 + i);
+	}
+	op_submit(&ring, NBIT);
+	usleep(20000);
+	n = tu_count_threads();
+	CHECK(n <= thread_cap(), "%d threads with %d bitset waits on distinct words (cap %d)", n,
+	      NBIT, thread_cap());
+	/*
+	 * Half woken by futex(2), half by FUTEX_WAKE requests, bitset 3. The
+	 * futex(2) wakes follow the futex protocol (change the word, then
+	 * wake): the engine's watchers may be re-arming between two wakes.
+	 */
+	for (int i = 0; i < NBIT; i += 2) {
+		__atomic_store_n(&words[i], 1, __ATOMIC_SEQ_CST);
+		syscall(SYS_futex, &words[i], FUTEX_WAKE_BITSET_PRIVATE, 1, NULL, NULL, 0x3);
+	}
+	reap_bitset(&ring, NBIT / 2, 0, NULL);
+	for (int i = 1; i < NBIT; i += 2) {
+		sqe = op_sqe(&ring);
+		io_uring_prep_futex_wake(sqe, &words[i], 1, 0x3, fl, 0);
+		io_uring_sqe_set_data64(sqe, 2);
+	}
+	op_submit(&ring, NBIT / 2);
+	for (int i = 0; i < NBIT; i++) {
+		struct io_uring_cqe *cqe;
+		struct __kernel_timespec ts = { .tv_sec = 2 };
+
+		CHECK_EQ(io_uring_wait_cqe_timeout(&ring, &cqe, &ts), 0, "CQE of a wait or a wake");
+		if (cqe->user_data == 2)
+			CHECK_EQ(cqe->res, 1, "FUTEX_WAKE of one word");
+		else
+			CHECK(cqe->user_data & 1 && cqe->res == 0, "odd wait: ud %llu res %d",
+			      (unsigned long long)cqe->user_data, cqe->res);
+		io_uring_cqe_seen(&ring, cqe);
+	}
+	io_uring_queue_exit(&ring);
+}
+
 static void teardown_pending(void)
 {
 	static struct futex_waitv wv[3];
@@ -280,6 +397,7 @@ int main(int argc, char **argv)
 	more_cases(&ring);
 	bad_input(&ring);
 	io_uring_queue_exit(&ring);
+	bitset_waits();
 	teardown_pending();
 	return tu_done();
 }

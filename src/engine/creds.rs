@@ -395,6 +395,11 @@ static NURSERY_SEQ: AtomicU32 = AtomicU32::new(0);
 /// One job at a time.
 static SPAWNING: Mutex<()> = Mutex::new(());
 
+fn pid() -> u32 {
+    // SAFETY: getpid has no preconditions.
+    unsafe { libc::getpid() as u32 }
+}
+
 fn post() {
     NURSERY_SEQ.fetch_add(1, Ordering::SeqCst);
     futex_wake(&NURSERY_SEQ, i32::MAX);
@@ -428,7 +433,7 @@ extern "C" fn nursery_main(_: *mut libc::c_void) -> *mut libc::c_void {
 /// At engine ring setup: the first ring of the process records its
 /// setup thread's credentials for the nursery.
 pub(crate) fn note_setup() {
-    let pid = super::lock::pid();
+    let pid = pid();
     if NURSERY.lock().base_pid == pid {
         return;
     }
@@ -445,7 +450,7 @@ pub(crate) fn stop_nursery() {
     let _one = SPAWNING.lock();
     let t = {
         let mut n = NURSERY.lock();
-        if n.pid != super::lock::pid() {
+        if n.pid != pid() {
             return;
         }
         n.pid = 0;
@@ -463,7 +468,7 @@ pub(crate) fn stop_nursery() {
 /// thread with other ones starts the worker itself until then.
 pub(crate) fn spawn(f: extern "C" fn(*mut libc::c_void) -> *mut libc::c_void, arg: *mut libc::c_void) -> Result<(), i32> {
     let _one = SPAWNING.lock();
-    let pid = super::lock::pid();
+    let pid = pid();
     let mut n = NURSERY.lock();
     if n.pid != pid {
         let fit = n.base_pid != pid || n.base.as_ref().is_none_or(|b| Creds::current().is_ok_and(|c| c == *b));

@@ -34,10 +34,9 @@ pub(crate) mod off {
     pub const CQ_FLAGS: usize = 40;
     pub const CQ_OVERFLOW: usize = 44;
     /// Words in the padding before the CQEs, for rings shared with other
-    /// processes through fork(): the CQ posting lock, the wake sequence,
-    /// how many threads (of any process) sleep on it, and how many forked
-    /// children have used the ring.
-    pub const X_LOCK: usize = 48;
+    /// processes through fork(): the wake sequence, how many threads (of
+    /// any process) sleep on it, and how many forked children have used
+    /// the ring. (Bytes 48..52 are unused: the CQ lock is `Ctx::cq_xlock`.)
     pub const X_SEQ: usize = 52;
     pub const X_WAITERS: usize = 56;
     pub const X_PEERS: usize = 60;
@@ -122,9 +121,14 @@ pub(crate) struct Ctx {
     /// in a forked child that takes the ring over (see `fork.rs`).
     pub fork_gen: AtomicU32,
     /// The ring went through fork(): another process may post to its CQ
-    /// and wait on it, so posting takes `off::X_LOCK` and wake-ups go
+    /// and wait on it, so posting takes `cq_xlock` and wake-ups go
     /// through `off::X_SEQ` and the ring fd too.
     pub forked: AtomicBool,
+    /// The CQ posting lock shared with the processes the ring was forked
+    /// into, made before `forked` is set (read `forked` with Acquire to
+    /// see it); in the engine's lock order it comes right after `inner`,
+    /// and nothing is taken under it.
+    pub cq_xlock: super::lock::SharedLock,
     /// `fork::CHILD` or `fork::JOINED` in a child that took the ring over.
     pub fork_child: AtomicU8,
     /// The ring's index in the registry.
@@ -326,17 +330,19 @@ impl Ctx {
 
     /// Locks the completion side to write the CQ. On a forked ring this
     /// also takes the cross-process lock and catches up with CQEs another
-    /// process posted (every writer publishes before letting go).
+    /// process posted. The published CQ tail is all a holder trusts: one
+    /// that died mid-post left at most unpublished entries beyond it,
+    /// which the next writer overwrites, and wake-ups it did not make,
+    /// which the next post makes.
     #[inline]
     pub(crate) fn lock_cq(&self) -> CqGuard<'_> {
         let mut g = self.inner.lock();
-        let x = self.forked.load(Ordering::Relaxed).then(|| {
-            let w = self.word(off::X_LOCK);
-            super::lock::lock_shared(w);
+        let x = self.forked.load(Ordering::Acquire);
+        if x {
+            self.cq_xlock.lock();
             g.cq_tail = self.word(off::CQ_TAIL).load(Ordering::Acquire);
-            w
-        });
-        CqGuard { g, x }
+        }
+        CqGuard { g, x: x.then_some(&self.cq_xlock) }
     }
 
     /// Whether `c` fits in the CQ now: the slots it takes (two for a big
@@ -641,8 +647,8 @@ impl Ctx {
 /// The completion side, locked for writing the CQ (see `Ctx::lock_cq`).
 pub(crate) struct CqGuard<'a> {
     g: super::lock::Guard<'a, Inner>,
-    /// The cross-process lock word, held on a forked ring.
-    x: Option<&'a AtomicU32>,
+    /// The cross-process lock, held on a forked ring.
+    x: Option<&'a super::lock::SharedLock>,
 }
 
 impl core::ops::Deref for CqGuard<'_> {
@@ -660,8 +666,8 @@ impl core::ops::DerefMut for CqGuard<'_> {
 
 impl Drop for CqGuard<'_> {
     fn drop(&mut self) {
-        if let Some(w) = self.x {
-            super::lock::unlock_shared(w);
+        if let Some(x) = self.x {
+            x.unlock();
         }
     }
 }

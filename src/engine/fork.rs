@@ -5,7 +5,7 @@
 //!
 //! - ahead of the fork, every ring is marked `forked`, and the locks the
 //!   child will use are held so that it inherits consistent state;
-//! - from then on CQ posting also takes a lock word in the ring memory,
+//! - from then on CQ posting also takes a shared lock (`lock::SharedLock`),
 //!   and wake-ups reach sleepers of every process (`Ctx::lock_cq`,
 //!   `Ctx::wake_other_processes`);
 //! - the child takes each ring over with fresh process-local state: none
@@ -16,7 +16,8 @@
 //!
 //! Not taken over (every call fails with -EBADFD in the child, which may
 //! still close its copy of the fd): rings whose memory the child did not
-//! inherit (io_uring_ring_dontfork). Per process after the fork:
+//! inherit (io_uring_ring_dontfork), and rings whose shared CQ lock could
+//! not be made (no memory for its page). Per process after the fork:
 //! registered files and buffers, provided buffers, and CQEs held back in
 //! overflow.
 
@@ -77,6 +78,11 @@ extern "C" fn prepare() {
     // Rings this process only inherited stay as they are.
     table::hold_for_fork(ours);
     table::each_held(|ctx, _| {
+        // Without its shared CQ lock the ring is not the child's (see
+        // `child`), and this process stays its only poster.
+        if !ctx.cq_xlock.make() {
+            return;
+        }
         // Posters read the flag under `inner`, which is taken below: any
         // that read it unset are done by then.
         ctx.forked.store(true, Ordering::SeqCst);
@@ -106,7 +112,6 @@ extern "C" fn parent() {
 }
 
 extern "C" fn child() {
-    super::lock::forget_pid();
     // SAFETY: we are the atfork child handler: the only thread.
     unsafe {
         table::after_fork_child();
@@ -121,7 +126,7 @@ extern "C" fn child() {
             // SAFETY: as above.
             unsafe { l.reset() };
         }
-        if registered && inherited_memory(ctx) {
+        if registered && inherited_memory(ctx) && ctx.cq_xlock.exists() {
             // SAFETY: as above.
             unsafe { take_over(ctx) };
         }

@@ -24,18 +24,26 @@
 //!   not use up waits (one thread switch) until every watcher re-armed
 //!   without the entries that left it before it makes its system call, so
 //!   that the kernel counts no ended request.
-//! - futex_waitv has no bitsets, so a FUTEX_WAIT with a bitset other than
-//!   FUTEX_BITSET_MATCH_ANY gets a "solo" watcher of its own that sleeps in
-//!   FUTEX_WAIT_BITSET (waking every 20 ms to see whether it was removed;
-//!   removal also wakes its word with its bitset, which may wake other
-//!   waiters of that bitset spuriously).
+//! - futex_waitv has no bitsets (its entries match any), so FUTEX_WAITs
+//!   with a bitset other than FUTEX_BITSET_MATCH_ANY are grouped by word,
+//!   expected value, bitset and flags; each group gets a "solo" watcher
+//!   that sleeps in FUTEX_WAIT_BITSET and, when woken, ends every wait of
+//!   its group (the kernel counts the group as one waiter, so a wake of
+//!   one may end several: spurious wake-ups, never lost ones). It wakes
+//!   every 20 ms to see whether its group emptied; the last wait leaving
+//!   also wakes its word with its bitset, which may wake other waiters of
+//!   that bitset spuriously. At most `solo_max()` groups get a thread;
+//!   beyond that, bitset waits join the shared watchers, where any wake of
+//!   their word from outside the engine ends them, whatever its bitset
+//!   (engine FUTEX_WAKEs still honour it).
 //!
 //! Cost and limits: one wake-up of the watcher (and one re-arm system call)
 //! per wake, and per change of its set. The guarantee is that of a thread
 //! looping on futex_wait(2): a wake that follows a change of the word (the
 //! futex protocol) is never lost; a bare wake of an unchanged word that
 //! comes from outside the engine while a watcher re-arms can be missed.
-//! A thread per bitset wait is the price of exact bitset matching.
+//! Threads: one per 127 waiting futexes, plus at most `solo_max()` for
+//! bitset groups, however many waits there are.
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
@@ -58,6 +66,12 @@ const WAITV_MAX: u32 = 128;
 /// Entries per watcher: futex_waitv takes 128, one is the control word.
 const PER_WATCHER: u32 = WAITV_MAX - 1;
 const SYS_FUTEX_WAKE: libc::c_long = 454;
+
+/// How many solo watchers (bitset groups) may run at once: the CPUs, at
+/// least 2.
+fn solo_max() -> usize {
+    os::cpus().max(2) as usize
+}
 
 /// struct futex_waitv.
 #[repr(C)]
@@ -147,11 +161,20 @@ struct Watcher {
     armed: &'static AtomicU32,
     /// The thread's id (it never waits for itself).
     tid: i32,
-    /// The bitset of the one FUTEX_WAIT a "solo" watcher serves, 0 for a
-    /// shared one (futex_waitv has no bitsets).
-    solo: u32,
+    /// The group of bitset FUTEX_WAITs a "solo" watcher serves; None for
+    /// a shared one (futex_waitv has no bitsets).
+    solo: Option<Key>,
     entries: u32,
     running: bool,
+}
+
+/// What every wait of a solo watcher's group waits for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Key {
+    addr: u64,
+    val: u32,
+    mask: u32,
+    flags: u32,
 }
 
 struct Registry {
@@ -174,11 +197,18 @@ fn kick(w: &Watcher) {
 }
 
 impl Registry {
-    /// A watcher with room for one more entry, started if need be: a
-    /// shared one, or a solo one for a wait with a bitset.
-    fn watcher_for_one(&mut self, mask: u32) -> Result<usize, i32> {
-        if mask == MATCH_ANY {
-            if let Some(i) = self.watchers.iter().position(|w| w.running && w.solo == 0 && w.entries < PER_WATCHER) {
+    /// A watcher for one more entry, started if need be: the solo watcher
+    /// of its group for a wait with a bitset (while there are fewer than
+    /// `solo_max()` groups), else a shared one with room.
+    fn watcher_for(&mut self, k: Key) -> Result<usize, i32> {
+        let solo = k.mask != MATCH_ANY && {
+            if let Some(i) = self.watchers.iter().position(|w| w.running && w.solo == Some(k)) {
+                return Ok(i);
+            }
+            self.watchers.iter().filter(|w| w.running && w.solo.is_some()).count() < solo_max()
+        };
+        if !solo {
+            if let Some(i) = self.watchers.iter().position(|w| w.running && w.solo.is_none() && w.entries < PER_WATCHER) {
                 return Ok(i);
             }
         }
@@ -187,11 +217,11 @@ impl Registry {
             None => {
                 let ctrl: &'static AtomicU32 = Box::leak(Box::new(AtomicU32::new(0)));
                 let armed: &'static AtomicU32 = Box::leak(Box::new(AtomicU32::new(0)));
-                self.watchers.push(Watcher { ctrl, armed, tid: 0, solo: 0, entries: 0, running: false });
+                self.watchers.push(Watcher { ctrl, armed, tid: 0, solo: None, entries: 0, running: false });
                 self.watchers.len() - 1
             }
         };
-        self.watchers[i].solo = if mask == MATCH_ANY { 0 } else { mask };
+        self.watchers[i].solo = solo.then_some(k);
         self.watchers[i].tid = 0;
         os::spawn(watch, i as *mut c_void)?;
         self.watchers[i].running = true;
@@ -207,11 +237,17 @@ impl Registry {
                 let s = self.slots.remove(i);
                 let w = &mut self.watchers[s.watcher];
                 w.entries -= 1;
-                kick(w);
-                if w.solo != 0 {
-                    // A solo watcher sleeps on the word itself.
-                    // SAFETY: as in `wake`.
-                    unsafe { libc::syscall(SYS_FUTEX_WAKE, s.addr, w.solo as u64, i32::MAX as u64, s.flags) };
+                match w.solo {
+                    None => kick(w),
+                    // The rest of a group still waits for the same wake:
+                    // the watcher's sleep stays as it is.
+                    Some(_) if w.entries != 0 => {}
+                    Some(k) => {
+                        kick(w);
+                        // A solo watcher sleeps on the word itself.
+                        // SAFETY: as in `wake`.
+                        unsafe { libc::syscall(SYS_FUTEX_WAKE, k.addr, k.mask as u64, i32::MAX as u64, k.flags) };
+                    }
                 }
             } else {
                 i += 1;
@@ -277,7 +313,8 @@ fn wait(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
     let serial = reg.next_serial;
     reg.next_serial += 1;
     for (i, w) in entries.iter().enumerate() {
-        let watcher = match reg.watcher_for_one(mask) {
+        let key = Key { addr: w.uaddr, val: w.val as u32, mask, flags: w.flags };
+        let watcher = match reg.watcher_for(key) {
             Ok(x) => x,
             Err(e) => {
                 reg.remove(|s| s.serial == serial);
@@ -286,7 +323,9 @@ fn wait(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
         };
         reg.slots.push(Slot { serial, req, ctx, entry: i as u32, addr: w.uaddr, val: w.val as u32, mask, flags: w.flags, watcher });
         reg.watchers[watcher].entries += 1;
-        kick(&reg.watchers[watcher]);
+        if reg.watchers[watcher].solo.is_none() {
+            kick(&reg.watchers[watcher]);
+        }
     }
     // Listed while the registry is held: a canceller that finds it waits
     // for the lock (in `forget`) and sees the entries. The request is not
@@ -410,12 +449,27 @@ extern "C" fn watch(arg: *mut c_void) -> *mut c_void {
             armed
         };
         super::lock::futex_wake(armed, i32::MAX);
-        let ret = if solo != 0 { sleep_solo(&v[1], solo) } else { sleep(&v) };
+        let ret = match solo {
+            Some(k) => sleep_solo(k),
+            None => sleep(&v),
+        };
         let mut done = Vec::new();
         let mut pass_on = Vec::new();
         {
             let mut reg = REG.lock();
-            if ret >= 1 {
+            if let (Some(k), 1) = (solo, ret) {
+                // The group is one waiter to the kernel: end all of it,
+                // the waits that joined since it armed too.
+                let group: Vec<u64> = reg.slots.iter().filter(|s| s.watcher == me).map(|s| s.serial).collect();
+                if group.is_empty() {
+                    pass_on.push((k.addr, k.flags, k.mask));
+                }
+                for serial in group {
+                    if let Some(c) = find(&reg, serial, k.addr).and_then(|idx| reg.claim(idx)) {
+                        done.push(c);
+                    }
+                }
+            } else if ret >= 1 {
                 // Entries on the woken word up to the one reported.
                 let i = ret as usize;
                 let word = v[i].uaddr;
@@ -429,7 +483,7 @@ extern "C" fn watch(arg: *mut c_void) -> *mut c_void {
                                 done.push(c);
                             }
                         }
-                        None => pass_on.push((v[j].uaddr, v[j].flags)),
+                        None => pass_on.push((v[j].uaddr, v[j].flags, MATCH_ANY)),
                     }
                 }
             } else if ret < 0 {
@@ -447,9 +501,9 @@ extern "C" fn watch(arg: *mut c_void) -> *mut c_void {
                 }
             }
         }
-        for (addr, flags) in pass_on {
+        for (addr, flags, mask) in pass_on {
             // SAFETY: as in `wake`; the word was a valid futex when armed.
-            unsafe { libc::syscall(SYS_FUTEX_WAKE, addr, MATCH_ANY as u64, 1u64, flags) };
+            unsafe { libc::syscall(SYS_FUTEX_WAKE, addr, mask as u64, 1u64, flags) };
         }
         if done.is_empty() && ret < 0 && ret != -(libc::EAGAIN as i64) {
             // Nothing to end (a canceller is about to remove it): let it.
@@ -472,16 +526,16 @@ fn sleep(v: &[WaitV]) -> i64 {
     }
 }
 
-/// A bitset wait on the one entry of a solo watcher, answered as `sleep`
-/// would (1: woken). It wakes every 20 ms to look at its set again: its
-/// control word is not part of the wait.
-fn sleep_solo(e: &WaitV, mask: u32) -> i64 {
-    let private = if e.flags & PRIVATE != 0 { libc::FUTEX_PRIVATE_FLAG } else { 0 };
+/// A solo watcher's bitset wait for its group, answered as `sleep` would
+/// (1: woken). It wakes every 20 ms to look at its set again: its control
+/// word is not part of the wait.
+fn sleep_solo(k: Key) -> i64 {
+    let private = if k.flags & PRIVATE != 0 { libc::FUTEX_PRIVATE_FLAG } else { 0 };
     let ts = os::ns_to_timespec(os::now_ns() + 20_000_000);
     // SAFETY: FUTEX_WAIT_BITSET reads the word (failing with EFAULT if it
     // cannot) and the absolute timespec.
     let ret = unsafe {
-        libc::syscall(libc::SYS_futex, e.uaddr, libc::FUTEX_WAIT_BITSET | private, e.val as u32, &ts as *const libc::timespec, 0usize, mask)
+        libc::syscall(libc::SYS_futex, k.addr, libc::FUTEX_WAIT_BITSET | private, k.val, &ts as *const libc::timespec, 0usize, k.mask)
     };
     match ret {
         0 => 1,

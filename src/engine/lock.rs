@@ -2,7 +2,7 @@
 
 use core::cell::UnsafeCell;
 use core::ops::{Deref, DerefMut};
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
 /// Sleeps while `*word == expected`, until woken or until the absolute
 /// CLOCK_MONOTONIC `deadline_ns` (if any). Returns 0, `-ETIMEDOUT`,
@@ -51,66 +51,100 @@ pub(crate) fn futex_wake_shared(word: &AtomicU32, n: i32) {
     unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, n) };
 }
 
-/// The process id, for `lock_shared` (reset in a forked child).
-static PID: AtomicU32 = AtomicU32::new(0);
-/// Set in a `lock_shared` word whose holder has sleepers to wake.
-const SLEEPERS: u32 = 1 << 31;
-/// How long a `lock_shared` waiter sleeps before it checks that the holder
-/// still lives.
-const HOLDER_CHECK_NS: u64 = 10_000_000;
-
-/// Forgets the cached pid (in a forked child).
-pub(crate) fn forget_pid() {
-    PID.store(0, Ordering::Relaxed);
+/// The CQ lock of a ring shared with other processes through fork(): a
+/// robust, process-shared pthread mutex in a MAP_SHARED page of its own
+/// (the rings region has no 40 bytes to spare), made at the ring's first
+/// fork, so that rings never forked pay nothing for it. glibc keeps the
+/// mutexes a thread holds on the thread's robust futex list
+/// (set_robust_list(2)), so when a holder dies, even by SIGKILL and before
+/// anyone reaps it, in whatever PID namespace, the kernel marks the word
+/// FUTEX_OWNER_DIED and wakes a waiter, which gets EOWNERDEAD and carries
+/// on. (Where set_robust_list(2) is refused, glibc 2.36 still makes the
+/// mutex; only that hand-over is lost.)
+pub(crate) struct SharedLock {
+    /// Null until `make`.
+    m: AtomicPtr<libc::pthread_mutex_t>,
 }
 
-/// This process's id, cached.
-pub(crate) fn pid() -> u32 {
-    let p = PID.load(Ordering::Relaxed);
-    if p != 0 {
-        return p;
+impl SharedLock {
+    pub(crate) const fn new() -> SharedLock {
+        SharedLock { m: AtomicPtr::new(core::ptr::null_mut()) }
     }
-    // SAFETY: getpid has no preconditions.
-    let p = unsafe { libc::getpid() } as u32;
-    PID.store(p, Ordering::Relaxed);
-    p
-}
 
-/// Takes a lock word that lives in memory shared between processes: 0
-/// free, else the holder's pid (| SLEEPERS). A process killed while
-/// holding it must not block the others forever, so a waiter that slept
-/// for a while checks the holder and takes the lock from a dead one.
-pub(crate) fn lock_shared(w: &AtomicU32) {
-    let me = pid();
-    if w.compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed).is_ok() {
-        return;
-    }
-    loop {
-        let cur = w.load(Ordering::Relaxed);
-        if cur == 0 {
-            // Taken after a wait: others may sleep still, so the unlock
-            // must wake one.
-            if w.compare_exchange(0, me | SLEEPERS, Ordering::Acquire, Ordering::Relaxed).is_ok() {
-                return;
+    /// Makes the lock if it does not exist yet; false if it cannot be
+    /// (no memory). Publish it to other threads with a Release store
+    /// after this (see `Ctx::forked`).
+    pub(crate) fn make(&self) -> bool {
+        if !self.m.load(Ordering::Relaxed).is_null() {
+            return true;
+        }
+        let rw = libc::PROT_READ | libc::PROT_WRITE;
+        // SAFETY: a fresh shared mapping touches no existing memory.
+        let Ok(p) = (unsafe {
+            crate::sys::mmap(core::ptr::null_mut(), crate::ring::page_size(), rw, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0)
+        }) else {
+            return false;
+        };
+        let m = p as *mut libc::pthread_mutex_t;
+        // SAFETY: the attribute object is initialised before use and
+        // destroyed after; the mutex lies in the page just mapped, which
+        // nobody else sees yet.
+        unsafe {
+            let mut a: libc::pthread_mutexattr_t = core::mem::zeroed();
+            libc::pthread_mutexattr_init(&mut a);
+            libc::pthread_mutexattr_setpshared(&mut a, libc::PTHREAD_PROCESS_SHARED);
+            libc::pthread_mutexattr_setrobust(&mut a, libc::PTHREAD_MUTEX_ROBUST);
+            let r = libc::pthread_mutex_init(m, &a);
+            libc::pthread_mutexattr_destroy(&mut a);
+            if r != 0 {
+                crate::sys::munmap(p, crate::ring::page_size());
+                return false;
             }
-            continue;
         }
-        if cur & SLEEPERS == 0 && w.compare_exchange(cur, cur | SLEEPERS, Ordering::Relaxed, Ordering::Relaxed).is_err() {
-            continue;
-        }
-        let r = futex_wait_shared(w, cur | SLEEPERS, Some(super::os::now_ns() + HOLDER_CHECK_NS));
-        // SAFETY: kill with signal 0 only checks that the process exists.
-        let gone = r == -libc::ETIMEDOUT && unsafe { libc::kill((cur & !SLEEPERS) as i32, 0) } < 0 && super::os::errno() == -libc::ESRCH;
-        if gone && w.compare_exchange(cur | SLEEPERS, me | SLEEPERS, Ordering::Acquire, Ordering::Relaxed).is_ok() {
-            return;
+        self.m.store(m, Ordering::Relaxed);
+        true
+    }
+
+    pub(crate) fn exists(&self) -> bool {
+        !self.m.load(Ordering::Relaxed).is_null()
+    }
+
+    /// Takes the lock, which `make` made and published. A holder that died
+    /// left what it guarded as it was when it died; the caller must not
+    /// trust anything but what holders publish before they let go (see
+    /// `Ctx::lock_cq`).
+    #[inline]
+    pub(crate) fn lock(&self) {
+        let m = self.m.load(Ordering::Relaxed);
+        // SAFETY: an initialised process-shared mutex in a live mapping.
+        let r = unsafe { libc::pthread_mutex_lock(m) };
+        if r == libc::EOWNERDEAD {
+            // SAFETY: we hold it (EOWNERDEAD hands it over).
+            unsafe { libc::pthread_mutex_consistent(m) };
+        } else {
+            // Every locker marks the mutex consistent, so it never becomes
+            // ENOTRECOVERABLE; a normal (not error-checking) mutex has no
+            // other failure.
+            debug_assert_eq!(r, 0);
         }
     }
-}
 
-/// Drops a lock taken with `lock_shared`.
-pub(crate) fn unlock_shared(w: &AtomicU32) {
-    if w.swap(0, Ordering::Release) & SLEEPERS != 0 {
-        futex_wake_shared(w, 1);
+    #[inline]
+    pub(crate) fn unlock(&self) {
+        // SAFETY: the calling thread holds it (`lock`).
+        unsafe { libc::pthread_mutex_unlock(self.m.load(Ordering::Relaxed)) };
+    }
+
+    /// Unmaps this process's view of the lock, if made.
+    ///
+    /// # Safety
+    /// Nobody in this process uses the lock any more.
+    pub(crate) unsafe fn unmap(&self) {
+        let m = self.m.swap(core::ptr::null_mut(), Ordering::Relaxed);
+        if !m.is_null() {
+            // SAFETY: the page `make` mapped; per the contract it is unused.
+            unsafe { crate::sys::munmap(m as *mut core::ffi::c_void, crate::ring::page_size()) };
+        }
     }
 }
 

@@ -297,6 +297,15 @@ fn max_workers(arg: u64, nr: u32) -> i32 {
         Ok(v) => v,
         Err(e) => return e,
     };
+    if vals.iter().any(|&v| v > i32::MAX as u32) {
+        return -libc::EINVAL;
+    }
+    // As the kernel, no cap above the caller's process limit.
+    if let Ok((nproc, _)) = crate::sys::getrlimit(libc::RLIMIT_NPROC) {
+        for v in vals.iter_mut() {
+            *v = (*v as u64).min(nproc) as u32;
+        }
+    }
     io_wq::set_max(&mut vals);
     match write(arg, &vals) {
         Ok(()) => 0,

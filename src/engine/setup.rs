@@ -226,6 +226,7 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
         flags: p.flags,
         fork_gen: AtomicU32::new(table::FORK_GEN.load(Ordering::Relaxed)),
         forked: AtomicBool::new(false),
+        cq_xlock: super::lock::SharedLock::new(),
         fork_child: AtomicU8::new(0),
         handle: AtomicU32::new(0),
         mem,
@@ -367,6 +368,8 @@ impl Ctx {
         let c = unsafe { Box::from_raw(ctx) };
         c.ready.close();
         release_memory(&c.mem);
+        // SAFETY: per the contract, the ring is unused.
+        unsafe { c.cq_xlock.unmap() };
         os::close(c.fd());
         drop(c);
     }
@@ -381,6 +384,9 @@ pub(crate) fn shutdown(r: RingRef) {
         // locks may be held. Give back this process's fd and mapping only.
         os::close(ctx.fd());
         release_memory(&ctx.mem);
+        // SAFETY: this process's threads never post to the ring any more
+        // (it is not its own).
+        unsafe { ctx.cq_xlock.unmap() };
         core::mem::forget(r);
         return;
     }
