@@ -2,6 +2,7 @@
 //! non-negative value or `-errno`, like the kernel would.
 
 use core::ffi::c_void;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 /// `-errno` of the last failed libc call.
 #[inline]
@@ -37,30 +38,147 @@ pub(crate) fn close(fd: i32) {
     }
 }
 
-/// A non-blocking, close-on-exec eventfd.
+/// A non-blocking, close-on-exec eventfd of the engine's own, at an
+/// engine number (`high`).
 pub(crate) fn eventfd() -> i32 {
-    // SAFETY: no memory is involved.
-    cvt32(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) })
+    high(app_eventfd())
 }
 
-/// Adds one to an eventfd counter; a full counter is already readable.
-pub(crate) fn eventfd_signal(fd: i32) {
+/// A non-blocking, close-on-exec eventfd at the lowest free number, as
+/// the kernel hands out a ring fd.
+pub(crate) fn app_eventfd() -> i32 {
+    // SAFETY: no memory is involved.
+    let fd = cvt32(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) });
+    if fd >= 0 && ANON_INO.load(Ordering::Relaxed) == 0 {
+        if let Ok((dev, ino)) = ident(fd) {
+            ANON_DEV.store(dev, Ordering::Relaxed);
+            ANON_INO.store(ino, Ordering::Release);
+        }
+    }
+    fd
+}
+
+/// The identity the kernel gives every anonymous-inode file (eventfds,
+/// epoll sets, timerfds), learnt from the engine's first eventfd.
+static ANON_DEV: AtomicU64 = AtomicU64::new(0);
+static ANON_INO: AtomicU64 = AtomicU64::new(0);
+
+/// Whether `fd`, one of the engine's eventfds, epoll sets or timerfds, is
+/// still open on an anonymous-inode file: closed, or reopened by the
+/// application on a file, pipe or socket, it is not.
+pub(crate) fn anon_ok(fd: i32) -> bool {
+    let ino = ANON_INO.load(Ordering::Acquire);
+    ino != 0 && ident(fd) == Ok((ANON_DEV.load(Ordering::Relaxed), ino))
+}
+
+/// Adds one to an eventfd counter; a full counter is already readable
+/// (-EAGAIN is success). Returns 0 or -errno.
+pub(crate) fn eventfd_signal(fd: i32) -> i32 {
     let one: u64 = 1;
     // SAFETY: writes 8 bytes from a live u64.
-    unsafe { libc::write(fd, &one as *const u64 as *const c_void, 8) };
+    let n = cvt(unsafe { libc::write(fd, &one as *const u64 as *const c_void, 8) }) as i32;
+    if n == -libc::EAGAIN {
+        0
+    } else {
+        n.min(0)
+    }
 }
 
-/// Empties an eventfd counter (non-blocking fds only).
-pub(crate) fn eventfd_drain(fd: i32) {
+/// Empties an eventfd counter (non-blocking fds only); 0 or -errno
+/// (-EAGAIN: it was empty).
+pub(crate) fn eventfd_drain(fd: i32) -> i32 {
     let mut v: u64 = 0;
     // SAFETY: reads 8 bytes into a live u64.
-    unsafe { libc::read(fd, &mut v as *mut u64 as *mut c_void, 8) };
+    (cvt(unsafe { libc::read(fd, &mut v as *mut u64 as *mut c_void, 8) }) as i32).min(0)
 }
 
-/// Duplicates an fd (close-on-exec) so a request keeps its file alive.
-pub(crate) fn dup(fd: i32) -> i32 {
+/// The lowest number the engine's own fds take: the program's opens get
+/// the lowest free numbers, so after it closes fds it does not know of
+/// (close_range), the engine's numbers stay closed, and their next use
+/// fails instead of reaching a file of the program's. Half the soft
+/// RLIMIT_NOFILE, at most 4096 (the fd table grows to it); 0 where that
+/// leaves too little room.
+fn high_base() -> i32 {
+    use core::sync::atomic::AtomicI32;
+    static BASE: AtomicI32 = AtomicI32::new(-1);
+    let b = BASE.load(Ordering::Relaxed);
+    if b >= 0 {
+        return b;
+    }
+    let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: a live rlimit.
+    let cur = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) } == 0 { rl.rlim_cur } else { 0 };
+    let b = match (cur / 2).min(4096) as i32 {
+        b if b < 64 => 0,
+        b => b,
+    };
+    BASE.store(b, Ordering::Relaxed);
+    b
+}
+
+fn dup_from(fd: i32, min: i32) -> i32 {
     // SAFETY: no memory is involved.
-    cvt32(unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) })
+    cvt32(unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, min) })
+}
+
+/// Duplicates an fd (close-on-exec) at an engine number (see
+/// `high_base`), so a request keeps its file alive; anywhere if the
+/// limit has dropped meanwhile.
+pub(crate) fn dup(fd: i32) -> i32 {
+    match dup_from(fd, high_base()) {
+        e if e == -libc::EINVAL || e == -libc::EMFILE => dup_from(fd, 0),
+        d => d,
+    }
+}
+
+/// Moves an fd the engine just made to an engine number (see `dup`);
+/// errors and fds that cannot move pass through.
+pub(crate) fn high(fd: i32) -> i32 {
+    if fd < 0 || fd >= high_base() {
+        return fd;
+    }
+    match dup(fd) {
+        d if d > fd => {
+            close(fd);
+            d
+        }
+        d => {
+            close(d);
+            fd
+        }
+    }
+}
+
+/// What an fd refers to: device and inode (all anonymous-inode files,
+/// eventfds and epoll sets among them, share one), or -errno.
+pub(crate) fn ident(fd: i32) -> Result<(u64, u64), i32> {
+    // SAFETY: an all-zero stat is valid; fstat fills it.
+    let mut st: libc::stat = unsafe { core::mem::zeroed() };
+    // SAFETY: live stat buffer.
+    if unsafe { libc::fstat(fd, &mut st) } < 0 {
+        return Err(errno());
+    }
+    Ok((st.st_dev as u64, st.st_ino as u64))
+}
+
+/// Whether fds `a` and `b` are the same open file (kcmp), or -errno (-EBADF:
+/// one is closed). Where kcmp is missing, files with the same identity
+/// count as the same.
+pub(crate) fn same_file(a: i32, b: i32) -> Result<bool, i32> {
+    const KCMP_FILE: i32 = 0;
+    // SAFETY: kcmp takes no memory.
+    let r = unsafe {
+        let pid = libc::getpid();
+        libc::syscall(libc::SYS_kcmp, pid, pid, KCMP_FILE, a, b)
+    };
+    match r {
+        0 => Ok(true),
+        r if r > 0 => Ok(false),
+        _ => match errno() {
+            e if e == -libc::ENOSYS || e == -libc::EPERM => Ok(ident(a)? == ident(b)?),
+            e => Err(e),
+        },
+    }
 }
 
 /// CLOCK_MONOTONIC in nanoseconds.

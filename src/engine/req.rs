@@ -222,7 +222,8 @@ pub(crate) fn free(ctx: &Ctx, req: ReqPtr) {
         // event batch; it also unregisters the file before closing it.
         super::readiness::bury(ctx, req);
     } else {
-        if r.flags & rf::OWN_FILE != 0 {
+        // A lost ring's dups may be the application's files by now.
+        if r.flags & rf::OWN_FILE != 0 && !ctx.is_lost() {
             os::close(r.file);
         }
         if r.flags & rf::CREDS != 0 {

@@ -57,12 +57,21 @@ pub(crate) fn claim_issuer(ctx: &Ctx) {
     }
 }
 
-/// `io_uring_enter(2)` on an engine ring.
+/// `io_uring_enter(2)` on an engine ring, reached through the
+/// application's number `app_fd` (None: a registered index).
 ///
 /// # Safety
 /// `arg`/`argsz` are what the caller passed to io_uring_enter: they are
 /// only read through checked copies.
-pub(crate) unsafe fn enter(ctx: &Ctx, to_submit: u32, min_complete: u32, flags: u32, arg: *const c_void, argsz: usize) -> i32 {
+pub(crate) unsafe fn enter(
+    ctx: &Ctx,
+    app_fd: Option<i32>,
+    to_submit: u32,
+    min_complete: u32,
+    flags: u32,
+    arg: *const c_void,
+    argsz: usize,
+) -> i32 {
     if flags & !ENTER_FLAGS != 0 {
         return -libc::EINVAL;
     }
@@ -94,7 +103,7 @@ pub(crate) unsafe fn enter(ctx: &Ctx, to_submit: u32, min_complete: u32, flags: 
     }
     if flags & IORING_ENTER_GETEVENTS != 0 {
         let ret2 = match wait_args(ctx, flags, arg, argsz) {
-            Ok(w) => wait(ctx, min_complete, flags, &w, &mut serving),
+            Ok(w) => wait(ctx, app_fd, min_complete, flags, &w, &mut serving),
             Err(e) => e,
         };
         if ret == 0 {
@@ -162,7 +171,7 @@ fn wait_args(ctx: &Ctx, flags: u32, arg: *const c_void, argsz: usize) -> Result<
 }
 
 /// Waits until `min` CQEs are ready (the kernel's io_cqring_wait).
-fn wait<'a>(ctx: &'a Ctx, min: u32, flags: u32, w: &WaitArgs, serving: &mut Option<Serving<'a>>) -> i32 {
+fn wait<'a>(ctx: &'a Ctx, app_fd: Option<i32>, min: u32, flags: u32, w: &WaitArgs, serving: &mut Option<Serving<'a>>) -> i32 {
     let min = min.min(ctx.cq_entries);
     if ctx.flags & IORING_SETUP_DEFER_TASKRUN != 0 && !issuer_ok(ctx) {
         return -libc::EEXIST;
@@ -183,6 +192,11 @@ fn wait<'a>(ctx: &'a Ctx, min: u32, flags: u32, w: &WaitArgs, serving: &mut Opti
         }
         sig = Some(set);
     }
+    // The application's number is checked where a wait may sleep, which
+    // costs a system call anyway, rather than on every call.
+    if let Err(e) = app_fd.map_or(Ok(()), |fd| ctx.check_app_fd(fd)) {
+        return e;
+    }
     let start = os::now_ns();
     let min_deadline = if w.min_wait_ns != 0 { Some(start + w.min_wait_ns) } else { None };
     // The timeout only counts once the minimum wait is over: a shorter
@@ -201,6 +215,9 @@ fn wait<'a>(ctx: &'a Ctx, min: u32, flags: u32, w: &WaitArgs, serving: &mut Opti
             *serving = Some(Serving(ctx));
         }
         let seq = waiter.prepare();
+        if ctx.is_lost() {
+            break -libc::EBADF;
+        }
         ctx.run_task_work();
         ctx.flush_overflow();
         let tail = ctx.word(off::CQ_TAIL).load(Ordering::Acquire);

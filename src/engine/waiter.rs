@@ -18,7 +18,11 @@ static KEY: AtomicU32 = AtomicU32::new(u32::MAX);
 static KEY_STATE: AtomicU32 = AtomicU32::new(0);
 
 extern "C" fn close_thread_fd(v: *mut core::ffi::c_void) {
-    os::close(v as usize as i32 - 1);
+    let fd = v as usize as i32 - 1;
+    // Not if closed behind the engine's back: the number may be another's.
+    if os::anon_ok(fd) {
+        os::close(fd);
+    }
 }
 
 fn key() -> Option<libc::pthread_key_t> {
@@ -55,6 +59,15 @@ fn thread_fd() -> Result<i32, i32> {
     // SAFETY: as above; the value is an integer, not a pointer.
     unsafe { libc::pthread_setspecific(k, (fd as usize + 1) as *const core::ffi::c_void) };
     Ok(fd)
+}
+
+/// Forgets the calling thread's wake eventfd, found closed behind the
+/// engine's back: its number may be another file's by now.
+fn forget_thread_fd() {
+    if let Some(k) = key() {
+        // SAFETY: valid key; clearing the value runs no destructor.
+        unsafe { libc::pthread_setspecific(k, core::ptr::null()) };
+    }
 }
 
 /// In a forked child: the inherited wake fd shares its eventfd with the
@@ -139,6 +152,27 @@ impl<'a> Waiter<'a> {
         }
     }
 
+    /// The wake eventfd `old` was closed behind the engine's back: the
+    /// thread takes a fresh one (the ring dies if its own fds went too).
+    #[cold]
+    fn replace_fd(&mut self, old: i32) -> i32 {
+        forget_thread_fd();
+        let Ok(new) = thread_fd() else {
+            self.ctx.lose();
+            return 0;
+        };
+        let mut w = self.ctx.sig_waiters.lock();
+        if let Some(f) = w.iter_mut().find(|f| **f == old) {
+            *f = new;
+        }
+        drop(w);
+        if let Some((_, fd)) = &mut self.sig {
+            *fd = new;
+        }
+        self.ctx.check_fds();
+        0
+    }
+
     /// Called before each look at the ring: returns the `cq_seq` to pass
     /// to `sleep`. A server announces itself first, so that whatever
     /// changes the ring after its look signals it.
@@ -191,7 +225,8 @@ impl<'a> Waiter<'a> {
                     (Some(u), Some(n)) => Some(u.min(n)),
                     (u, n) => u.or(n),
                 };
-                let mut pfd = libc::pollfd { fd: *fd, events: libc::POLLIN, revents: 0 };
+                let fd = *fd;
+                let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
                 let ts = until.map(|u| os::ns_to_timespec(u.saturating_sub(os::now_ns())));
                 let tsp = ts.as_ref().map_or(core::ptr::null(), |t| t as *const libc::timespec);
                 // SAFETY: live pollfd, optional timespec and sigset.
@@ -200,7 +235,10 @@ impl<'a> Waiter<'a> {
                     return -libc::EINTR;
                 }
                 if r > 0 {
-                    os::eventfd_drain(*fd);
+                    if pfd.revents & libc::POLLNVAL != 0 || !os::anon_ok(fd) {
+                        return self.replace_fd(fd);
+                    }
+                    os::eventfd_drain(fd);
                 }
                 0
             }
