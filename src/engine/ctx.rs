@@ -125,6 +125,8 @@ pub(crate) struct Ctx {
     pub lost: AtomicBool,
     /// The application's number no longer holds the ring fd (`check_app_fd`).
     pub fd_lost: AtomicBool,
+    /// CLOCK_MONOTONIC of the last `check_app_fd` by a wait.
+    pub app_fd_checked: AtomicU64,
     /// IORING_SETUP_* flags the ring was created with.
     pub flags: u32,
     /// The `table::FORK_GEN` the ring belongs to: set at creation, and again

@@ -221,6 +221,7 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
         efd,
         lost: AtomicBool::new(false),
         fd_lost: AtomicBool::new(false),
+        app_fd_checked: AtomicU64::new(0),
         flags: p.flags,
         fork_gen: AtomicU32::new(table::FORK_GEN.load(Ordering::Relaxed)),
         forked: AtomicBool::new(false),

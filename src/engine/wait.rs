@@ -23,6 +23,10 @@ const ENTER_FLAGS: u32 = IORING_ENTER_GETEVENTS
     | IORING_ENTER_EXT_ARG_REG
     | IORING_ENTER_NO_IOWAIT;
 
+/// How often a sleeping wait checks the application's ring fd number
+/// (`Ctx::check_app_fd`, two system calls).
+const APP_FD_CHECK_NS: u64 = 1_000_000;
+
 /// The size of the kernel's sigset_t.
 const SIGSET_BYTES: usize = 8;
 
@@ -192,12 +196,17 @@ fn wait<'a>(ctx: &'a Ctx, app_fd: Option<i32>, min: u32, flags: u32, w: &WaitArg
         }
         sig = Some(set);
     }
-    // The application's number is checked where a wait may sleep, which
-    // costs a system call anyway, rather than on every call.
-    if let Err(e) = app_fd.map_or(Ok(()), |fd| ctx.check_app_fd(fd)) {
-        return e;
-    }
     let start = os::now_ns();
+    // The application's number is checked where a wait may sleep, which
+    // costs system calls anyway, at most once per APP_FD_CHECK_NS.
+    if let Some(fd) = app_fd {
+        if start.wrapping_sub(ctx.app_fd_checked.load(Ordering::Relaxed)) >= APP_FD_CHECK_NS {
+            ctx.app_fd_checked.store(start, Ordering::Relaxed);
+            if let Err(e) = ctx.check_app_fd(fd) {
+                return e;
+            }
+        }
+    }
     let min_deadline = if w.min_wait_ns != 0 { Some(start + w.min_wait_ns) } else { None };
     // The timeout only counts once the minimum wait is over: a shorter
     // one ends the wait at the minimum, with -ETIME, as in the kernel.
