@@ -484,10 +484,16 @@ impl Ctx {
 
     /// Signals the registered eventfd, unless it is disabled, or async-only
     /// and `mode` is not a worker's.
+    #[inline]
     pub(crate) fn signal_eventfd(&self, mode: Mode) {
-        if self.evfd.load(Ordering::Relaxed) & EVFD_PRESENT == 0 {
-            return;
+        if self.evfd.load(Ordering::Relaxed) & EVFD_PRESENT != 0 {
+            self.signal_eventfd_registered(mode);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn signal_eventfd_registered(&self, mode: Mode) {
         // Counted before the eventfd is read: `unregister_eventfd` clears
         // it, then waits for the count, then closes.
         self.evfd_users.fetch_add(1, Ordering::SeqCst);
@@ -643,9 +649,7 @@ impl Ctx {
     /// they see what changed or this sees them and bumps `cq_seq`, which
     /// their futex sleep watches.
     fn wake_fenced(&self) {
-        if !self.is_lost() {
-            self.ready.kick(self);
-        }
+        self.ready.kick(self);
         if self.forked.load(Ordering::Relaxed) {
             self.wake_other_processes();
         }
@@ -682,11 +686,18 @@ impl Ctx {
     /// the CQ drained (see `reset_fd`), so a busy ring pays for one write
     /// per drain cycle, not per CQE. Called after a SeqCst fence (the CQ
     /// tail store before the flag load, against `reset_fd`'s order).
+    #[inline]
     fn signal_fd(&self) {
         if !self.fd_signalled.load(Ordering::Relaxed) && !self.fd_signalled.swap(true, Ordering::SeqCst) {
-            self.efd_op(os::eventfd_signal);
-            super::reactor::watch_ring(self);
+            self.signal_fd_now();
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn signal_fd_now(&self) {
+        self.efd_op(os::eventfd_signal);
+        super::reactor::watch_ring(self);
     }
 
     /// Clears the ring fd's readability if the CQ is empty. Returns true if

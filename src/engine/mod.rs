@@ -188,9 +188,8 @@ pub unsafe fn enter(fd: i32, to_submit: u32, min_complete: u32, flags: u32, arg:
         return e;
     }
     fork::join(ctx);
-    let app_fd = (!registered).then_some(fd);
     // SAFETY: forwarded contract.
-    unsafe { wait::enter(ctx, app_fd, to_submit, min_complete, flags, arg, argsz) }
+    unsafe { wait::enter(ctx, to_submit, min_complete, flags, arg, argsz) }
 }
 
 /// Whether calls on `ctx`, reached by fd `fd` (or registered index), are

@@ -242,6 +242,7 @@ impl Readiness {
     pub(crate) fn kick(&self, ctx: &Ctx) {
         if self.sleeping.load(Ordering::Relaxed)
             && self.sleeping.swap(false, Ordering::SeqCst)
+            && !ctx.is_lost()
             && os::eventfd_signal(self.wakefd.load(Ordering::Relaxed)) < 0
         {
             // Closed behind the engine's back.

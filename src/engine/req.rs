@@ -272,10 +272,15 @@ impl Ctx {
     }
 
     /// Runs DEFER_TASKRUN completions (on the submitter thread).
+    #[inline]
     pub(crate) fn run_task_work(&self) {
-        if !self.tw_pending.load(Ordering::SeqCst) {
-            return;
+        if self.tw_pending.load(Ordering::SeqCst) {
+            self.run_task_work_now();
         }
+    }
+
+    #[inline(never)]
+    fn run_task_work_now(&self) {
         loop {
             let work = {
                 let mut inner = self.inner.lock();

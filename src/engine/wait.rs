@@ -61,21 +61,12 @@ pub(crate) fn claim_issuer(ctx: &Ctx) {
     }
 }
 
-/// `io_uring_enter(2)` on an engine ring, reached through the
-/// application's number `app_fd` (None: a registered index).
+/// `io_uring_enter(2)` on an engine ring.
 ///
 /// # Safety
 /// `arg`/`argsz` are what the caller passed to io_uring_enter: they are
 /// only read through checked copies.
-pub(crate) unsafe fn enter(
-    ctx: &Ctx,
-    app_fd: Option<i32>,
-    to_submit: u32,
-    min_complete: u32,
-    flags: u32,
-    arg: *const c_void,
-    argsz: usize,
-) -> i32 {
+pub(crate) unsafe fn enter(ctx: &Ctx, to_submit: u32, min_complete: u32, flags: u32, arg: *const c_void, argsz: usize) -> i32 {
     if flags & !ENTER_FLAGS != 0 {
         return -libc::EINVAL;
     }
@@ -107,7 +98,7 @@ pub(crate) unsafe fn enter(
     }
     if flags & IORING_ENTER_GETEVENTS != 0 {
         let ret2 = match wait_args(ctx, flags, arg, argsz) {
-            Ok(w) => wait(ctx, app_fd, min_complete, flags, &w, &mut serving),
+            Ok(w) => wait(ctx, min_complete, flags, &w, &mut serving),
             Err(e) => e,
         };
         if ret == 0 {
@@ -175,7 +166,7 @@ fn wait_args(ctx: &Ctx, flags: u32, arg: *const c_void, argsz: usize) -> Result<
 }
 
 /// Waits until `min` CQEs are ready (the kernel's io_cqring_wait).
-fn wait<'a>(ctx: &'a Ctx, app_fd: Option<i32>, min: u32, flags: u32, w: &WaitArgs, serving: &mut Option<Serving<'a>>) -> i32 {
+fn wait<'a>(ctx: &'a Ctx, min: u32, flags: u32, w: &WaitArgs, serving: &mut Option<Serving<'a>>) -> i32 {
     let min = min.min(ctx.cq_entries);
     if ctx.flags & IORING_SETUP_DEFER_TASKRUN != 0 && !issuer_ok(ctx) {
         return -libc::EEXIST;
@@ -197,14 +188,14 @@ fn wait<'a>(ctx: &'a Ctx, app_fd: Option<i32>, min: u32, flags: u32, w: &WaitArg
         sig = Some(set);
     }
     let start = os::now_ns();
-    // The application's number is checked where a wait may sleep, which
-    // costs system calls anyway, at most once per APP_FD_CHECK_NS.
-    if let Some(fd) = app_fd {
-        if start.wrapping_sub(ctx.app_fd_checked.load(Ordering::Relaxed)) >= APP_FD_CHECK_NS {
-            ctx.app_fd_checked.store(start, Ordering::Relaxed);
-            if let Err(e) = ctx.check_app_fd(fd) {
-                return e;
-            }
+    // Reached through the application's number (`Ctx::fd`): it is checked
+    // where a wait may sleep, which costs system calls anyway, at most
+    // once per APP_FD_CHECK_NS.
+    if flags & IORING_ENTER_REGISTERED_RING == 0
+        && start.wrapping_sub(ctx.app_fd_checked.load(Ordering::Relaxed)) >= APP_FD_CHECK_NS
+    {
+        if let Err(e) = check_app_fd(ctx, start) {
+            return e;
         }
     }
     let min_deadline = if w.min_wait_ns != 0 { Some(start + w.min_wait_ns) } else { None };
@@ -264,6 +255,13 @@ fn wait<'a>(ctx: &'a Ctx, app_fd: Option<i32>, min: u32, flags: u32, w: &WaitArg
     } else {
         ret
     }
+}
+
+#[cold]
+#[inline(never)]
+fn check_app_fd(ctx: &Ctx, now: u64) -> Result<(), i32> {
+    ctx.app_fd_checked.store(now, Ordering::Relaxed);
+    ctx.check_app_fd(ctx.fd())
 }
 
 /// An absolute timeout in the ring's clock, as CLOCK_MONOTONIC.
