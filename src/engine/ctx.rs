@@ -125,7 +125,7 @@ pub(crate) struct Ctx {
     pub lost: AtomicBool,
     /// The application's number no longer holds the ring fd (`check_app_fd`).
     pub fd_lost: AtomicBool,
-    /// CLOCK_MONOTONIC of the last `check_app_fd` by a wait.
+    /// CLOCK_MONOTONIC of the last `check_app_fd_due` check.
     pub app_fd_checked: AtomicU64,
     /// IORING_SETUP_* flags the ring was created with.
     pub flags: u32,
@@ -210,6 +210,9 @@ pub(crate) struct Ctx {
 unsafe impl Send for Ctx {}
 // SAFETY: as above.
 unsafe impl Sync for Ctx {}
+
+/// See `Ctx::check_app_fd_due`.
+const APP_FD_CHECK_NS: u64 = 1_000_000;
 
 pub(crate) const EVFD_ASYNC: u64 = 1 << 32;
 pub(crate) const EVFD_PRESENT: u64 = 1 << 33;
@@ -312,10 +315,24 @@ impl Ctx {
         false
     }
 
+    /// `check_app_fd` for the calls that check it (register calls, and
+    /// waits about to sleep), at most once per `APP_FD_CHECK_NS`: it costs
+    /// two system calls.
+    #[inline]
+    pub(crate) fn check_app_fd_due(&self, fd: i32, now: u64) -> Result<(), i32> {
+        if now.wrapping_sub(self.app_fd_checked.load(Ordering::Relaxed)) < APP_FD_CHECK_NS {
+            return Ok(());
+        }
+        self.app_fd_checked.store(now, Ordering::Relaxed);
+        self.check_app_fd(fd)
+    }
+
     /// Whether the application's number `fd`, which led to this ring,
     /// still holds the ring fd. The kernel answers -EBADF for a closed fd
     /// and -EOPNOTSUPP for a file that is no ring; once the number was
     /// found reused it stays refused.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn check_app_fd(&self, fd: i32) -> Result<(), i32> {
         if !self.fd_lost.load(Ordering::Relaxed) {
             if !self.efd_ok() {

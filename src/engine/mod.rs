@@ -230,7 +230,7 @@ pub unsafe fn register(fd: i32, opcode: u32, arg: *const c_void, nr_args: u32) -
         return e;
     }
     if !registered {
-        if let Err(e) = r.ctx().check_app_fd(fd) {
+        if let Err(e) = r.ctx().check_app_fd_due(fd, os::now_ns()) {
             return e;
         }
     }

@@ -23,10 +23,6 @@ const ENTER_FLAGS: u32 = IORING_ENTER_GETEVENTS
     | IORING_ENTER_EXT_ARG_REG
     | IORING_ENTER_NO_IOWAIT;
 
-/// How often a sleeping wait checks the application's ring fd number
-/// (`Ctx::check_app_fd`, two system calls).
-const APP_FD_CHECK_NS: u64 = 1_000_000;
-
 /// The size of the kernel's sigset_t.
 const SIGSET_BYTES: usize = 8;
 
@@ -189,12 +185,9 @@ fn wait<'a>(ctx: &'a Ctx, min: u32, flags: u32, w: &WaitArgs, serving: &mut Opti
     }
     let start = os::now_ns();
     // Reached through the application's number (`Ctx::fd`): it is checked
-    // where a wait may sleep, which costs system calls anyway, at most
-    // once per APP_FD_CHECK_NS.
-    if flags & IORING_ENTER_REGISTERED_RING == 0
-        && start.wrapping_sub(ctx.app_fd_checked.load(Ordering::Relaxed)) >= APP_FD_CHECK_NS
-    {
-        if let Err(e) = check_app_fd(ctx, start) {
+    // where a wait may sleep, which costs system calls anyway.
+    if flags & IORING_ENTER_REGISTERED_RING == 0 {
+        if let Err(e) = ctx.check_app_fd_due(ctx.fd(), start) {
             return e;
         }
     }
@@ -255,13 +248,6 @@ fn wait<'a>(ctx: &'a Ctx, min: u32, flags: u32, w: &WaitArgs, serving: &mut Opti
     } else {
         ret
     }
-}
-
-#[cold]
-#[inline(never)]
-fn check_app_fd(ctx: &Ctx, now: u64) -> Result<(), i32> {
-    ctx.app_fd_checked.store(now, Ordering::Relaxed);
-    ctx.check_app_fd(ctx.fd())
 }
 
 /// An absolute timeout in the ring's clock, as CLOCK_MONOTONIC.
