@@ -14,6 +14,8 @@
  *  - close_range(3, ~0U, 0) under rings with timeouts, a pending pipe
  *    read and a registered eventfd, then files opened at the freed
  *    numbers: none is written or read, nothing hangs, and the rings exit;
+ *    Afterwards a new ring works, and a thread that was asleep in a wait
+ *    wakes (engine: the ring died, -EBADF; kernel: the pipe read's EOF);
  *  - unregistering an eventfd while a multishot timeout keeps posting,
  *    then reusing the eventfd's numbers (the program's, and any the
  *    library took for it) for a file: the file is never written.
@@ -360,6 +362,56 @@ static void test_unregister_race(void)
 	io_uring_queue_exit(&ring);
 }
 
+static struct io_uring waiter_ring;
+
+static void *wait_thread(void *arg)
+{
+	struct io_uring_cqe *cqe;
+	int ret = io_uring_wait_cqe(&waiter_ring, &cqe);
+
+	*(int *)arg = ret ? ret : cqe->res;
+	return NULL;
+}
+
+/*
+ * After close_range: a new ring works (its timeout fires), and a thread
+ * asleep on a ring with a pending pipe read when close_range comes wakes:
+ * with the read's end of file on the kernel (the pipe's write end went),
+ * with -EBADF on the engine (the ring died), within a second or so.
+ */
+static void test_after_close_range(void)
+{
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+	long long start;
+	int p[2], res = 1;
+	pthread_t t;
+	char buf[8];
+
+	CHECK_EQ(io_uring_queue_init(8, &waiter_ring, 0), 0, "init");
+	submit_timeout(&waiter_ring, 10000000, 5);
+	CHECK_EQ(io_uring_wait_cqe(&waiter_ring, &cqe), 0, "new ring");
+	CHECK(cqe->user_data == 5 && cqe->res == -ETIME, "new ring: res %d",
+	      cqe->res);
+	io_uring_cqe_seen(&waiter_ring, cqe);
+
+	CHECK(pipe(p) == 0, "pipe: %s", strerror(errno));
+	sqe = io_uring_get_sqe(&waiter_ring);
+	io_uring_prep_read(sqe, p[0], buf, sizeof(buf), 0);
+	CHECK_EQ(io_uring_submit(&waiter_ring), 1, "read");
+	CHECK(pthread_create(&t, NULL, wait_thread, &res) == 0, "thread");
+	usleep(50000);
+	start = tu_now_ns();
+	syscall(__NR_close_range, 3U, ~0U, 0);
+	for (int i = 0; i < 8; i++)
+		anon_file();
+	pthread_join(t, NULL);
+	CHECK_EQ(res, tu_on_engine() ? -EBADF : 0, "asleep at close_range");
+	CHECK(tu_now_ns() - start < 3000000000LL, "woke after %lld ms",
+	      (tu_now_ns() - start) / 1000000);
+	io_uring_queue_exit(&waiter_ring);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -369,7 +421,8 @@ int main(int argc, char **argv)
 	test_ring_fd_reused(0);
 	test_ring_fd_reused_registered();
 	test_unregister_race();
-	/* Last: it closes every fd the test has. */
+	/* Last: they close every fd the test has. */
 	test_close_range();
+	test_after_close_range();
 	return tu_done();
 }

@@ -508,7 +508,6 @@ impl Ctx {
         }
     }
 
-    #[cold]
     #[inline(never)]
     fn signal_eventfd_registered(&self, mode: Mode) {
         // Counted before the eventfd is read: `unregister_eventfd` clears

@@ -105,9 +105,7 @@ fn high_base() -> i32 {
     if b >= 0 {
         return b;
     }
-    let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    // SAFETY: a live rlimit.
-    let cur = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) } == 0 { rl.rlim_cur } else { 0 };
+    let cur = crate::sys::getrlimit(libc::RLIMIT_NOFILE).map_or(0, |(soft, _)| soft);
     let b = match (cur / 2).min(4096) as i32 {
         b if b < 64 => 0,
         b => b,
