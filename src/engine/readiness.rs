@@ -259,15 +259,6 @@ impl Readiness {
             return 0;
         }
         let mut evs = [libc::epoll_event { events: 0, u64: 0 }; BATCH];
-        // A sleep ends within SLEEP_CAP_NS, so that a set closed behind
-        // the engine's back (which wakes nobody) is found by the next call.
-        let until = match until {
-            Some(0) => Some(0),
-            u => {
-                let cap = os::now_ns() + SLEEP_CAP_NS;
-                Some(u.map_or(cap, |u| u.min(cap)))
-            }
-        };
         let n = wait(self.epfd.load(Ordering::Relaxed), &mut evs, until, sig);
         self.quiet();
         self.fetched.store(os::now_ns(), Ordering::Relaxed);
@@ -352,7 +343,9 @@ fn watch_ring_fd(epfd: i32, ctx: &Ctx) -> i32 {
 /// unless a handler ran, and the events are fetched after it.
 fn wait(epfd: i32, evs: &mut [libc::epoll_event], until: Option<u64>, sig: Option<&libc::sigset_t>) -> i32 {
     let sigp = sig.map_or(core::ptr::null(), |s| s as *const libc::sigset_t);
-    let rel = until.map(|u| if u == 0 { 0 } else { u.saturating_sub(os::now_ns()) });
+    // A sleep ends within SLEEP_CAP_NS, so that a set closed behind the
+    // engine's back (which wakes nobody) is found by the next call.
+    let rel = Some(until.map_or(SLEEP_CAP_NS, |u| if u == 0 { 0 } else { u.saturating_sub(os::now_ns()).min(SLEEP_CAP_NS) }));
     if rel != Some(0) && crate::sys::KERNEL_RING_MADE.load(Ordering::Relaxed) {
         let ts = rel.map(os::ns_to_timespec);
         let tsp = ts.as_ref().map_or(core::ptr::null(), |t| t as *const libc::timespec);
