@@ -286,38 +286,19 @@ fn eventfd(ctx: &Ctx, arg: u64, nr: u32, async_only: bool) -> i32 {
 }
 
 /// Whether `fd` is an open eventfd: its /proc link names it so. Without
-/// /proc, any anonymous-inode file passes.
+/// /proc, any anonymous-inode file passes (the ring's own eventfd taught
+/// `os::anon_ok` what one looks like).
 fn is_eventfd(fd: i32) -> Result<(), i32> {
-    let id = os::ident(fd)?;
-    let mut path = *b"/proc/self/fd/\0\0\0\0\0\0\0\0\0\0\0";
-    let mut n = fd as u32;
-    let mut digits = [0u8; 10];
-    let mut k = 0;
-    loop {
-        digits[k] = b'0' + (n % 10) as u8;
-        k += 1;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for (i, d) in digits[..k].iter().rev().enumerate() {
-        path[14 + i] = *d;
-    }
+    // -EBADF for a closed fd.
+    os::ident(fd)?;
+    let path = alloc::format!("/proc/self/fd/{fd}\0");
     let mut buf = [0u8; 32];
-    // SAFETY: NUL-terminated path (at most 10 digits after the prefix),
-    // a live buffer of buf.len() bytes.
+    // SAFETY: a NUL-terminated path, a live buffer of buf.len() bytes.
     let n = unsafe { libc::readlink(path.as_ptr() as *const libc::c_char, buf.as_mut_ptr() as *mut libc::c_char, buf.len()) };
     let ok = if n > 0 {
         &buf[..n as usize] == b"anon_inode:[eventfd]"
     } else {
-        os::anon_ok(fd) || {
-            // Nothing learnt the anonymous inode yet: ask an eventfd.
-            let e = os::eventfd();
-            let same = e >= 0 && os::ident(e) == Ok(id);
-            os::close(e);
-            same
-        }
+        os::anon_ok(fd)
     };
     if ok {
         Ok(())
@@ -336,7 +317,8 @@ fn unregister_eventfd(ctx: &Ctx) -> i32 {
     // Pairs with `Ctx::signal_eventfd`: a signaller counted before the
     // swap may still write to the dup.
     while ctx.evfd_users.load(Ordering::SeqCst) != 0 {
-        core::hint::spin_loop();
+        // SAFETY: sched_yield has no preconditions.
+        unsafe { libc::sched_yield() };
     }
     if !ctx.is_lost() {
         os::close(v as u32 as i32);
