@@ -138,9 +138,8 @@ fn ensure(s: &mut State) -> Result<(), i32> {
 }
 
 /// The reactor's fds were closed behind its back (close_range, say): it
-/// takes fresh ones, leaving the old numbers alone, and every ring whose
-/// readiness set was registered in the old set (its fds went the same way,
-/// most likely) or whose fd is gone dies (see `Ctx::lost`). Timers stay.
+/// takes fresh ones, leaving the old numbers alone; timers stay. The
+/// caller then runs `lose_stale_rings` without the lock.
 #[cold]
 fn recover(s: &mut State) {
     let Ok((epfd, wakefd, timerfd)) = open_fds() else { return };
@@ -148,6 +147,14 @@ fn recover(s: &mut State) {
     s.wakefd = wakefd;
     s.timerfd = timerfd;
     s.armed_at = u64::MAX;
+}
+
+/// After `recover`: every ring whose readiness set was registered in the
+/// reactor's old set (its fds went the same way, most likely), or whose
+/// own fds are gone, dies (see `Ctx::lost`). Not under `R`: dropping a
+/// ring reference may free the ring, which takes it.
+#[cold]
+fn lose_stale_rings() {
     for idx in 0..table::MAX_RINGS {
         if let Some(r) = table::lookup_index(idx) {
             let ctx = r.ctx();
@@ -187,6 +194,8 @@ extern "C" fn main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
             let mut s = R.lock();
             if !fds_ok(&s) {
                 recover(&mut s);
+                drop(s);
+                lose_stale_rings();
             }
             continue;
         }
@@ -214,15 +223,25 @@ pub(crate) fn add_set(set: i32, idx: u32) -> Result<i32, i32> {
     ensure(&mut s)?;
     let add = |s: &State| ctl(s.epfd, libc::EPOLL_CTL_ADD, set, (libc::EPOLLIN | libc::EPOLLONESHOT) as u32, TAG_SET | (idx as u64) << 3);
     let mut r = add(&s);
-    if r < 0 && !fds_ok(&s) {
+    let stale = r < 0 && !fds_ok(&s);
+    if stale {
         recover(&mut s);
         r = add(&s);
     }
-    if r < 0 {
-        return Err(r);
+    if r >= 0 {
+        s.sets += 1;
     }
-    s.sets += 1;
-    Ok(s.epfd)
+    let epfd = s.epfd;
+    drop(s);
+    if stale {
+        // The caller's set is not open yet: it is not among them.
+        lose_stale_rings();
+    }
+    if r < 0 {
+        Err(r)
+    } else {
+        Ok(epfd)
+    }
 }
 
 /// Re-arms a set's one-shot registration; false if that failed.
