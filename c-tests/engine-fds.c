@@ -16,6 +16,7 @@
  *    numbers: none is written or read, nothing hangs, and the rings exit;
  *    Afterwards a new ring works, and a thread that was asleep in a wait
  *    wakes (engine: the ring died, -EBADF; kernel: the pipe read's EOF);
+ *    a ring made before the old one noticed works too;
  *  - unregistering an eventfd while a multishot timeout keeps posting,
  *    then reusing the eventfd's numbers (the program's, and any the
  *    library took for it) for a file: the file is never written.
@@ -416,6 +417,83 @@ static void test_after_close_range(void)
 	io_uring_queue_exit(&waiter_ring);
 }
 
+/* One byte through a pipe read on `ring`, with the read waiting first. */
+static void pipe_read(struct io_uring *ring, const char *what)
+{
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+	int p[2];
+	char c = 'x', buf[4];
+
+	CHECK(pipe(p) == 0, "%s: pipe: %s", what, strerror(errno));
+	sqe = io_uring_get_sqe(ring);
+	io_uring_prep_read(sqe, p[0], buf, sizeof(buf), 0);
+	sqe->user_data = 11;
+	CHECK_EQ(io_uring_submit(ring), 1, what);
+	usleep(10000);
+	CHECK(write(p[1], &c, 1) == 1, "%s: write", what);
+	CHECK_EQ(io_uring_wait_cqe(ring, &cqe), 0, what);
+	CHECK(cqe->user_data == 11 && cqe->res == 1, "%s: read res %d", what,
+	      cqe->res);
+	io_uring_cqe_seen(ring, cqe);
+	close(p[0]);
+	close(p[1]);
+}
+
+/*
+ * A ring made right after close_range, while an older ring with pending
+ * requests has not noticed yet, gets fds of its own and works; the old
+ * one's files stay untouched.
+ */
+static void test_new_ring_after_close_range(void)
+{
+	struct __kernel_timespec ts = { .tv_nsec = 1000000 };
+	struct io_uring old, ring;
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+	int p[2], refs[16], nrefs = 0;
+	char buf[8];
+
+	CHECK_EQ(io_uring_queue_init(8, &old, 0), 0, "init");
+	CHECK(pipe(p) == 0, "pipe: %s", strerror(errno));
+	sqe = io_uring_get_sqe(&old);
+	io_uring_prep_read(sqe, p[0], buf, sizeof(buf), 0);
+	CHECK_EQ(io_uring_submit(&old), 1, "read");
+	submit_timeout(&old, 50000000, 2);
+	syscall(__NR_close_range, 3U, ~0U, 0);
+	for (int n = 3; n < 3 + 16; n++)
+		refs[nrefs++] = file_at(n);
+
+	CHECK_EQ(io_uring_queue_init(8, &ring, 0), 0, "new ring");
+	submit_timeout(&ring, 10000000, 5);
+	CHECK_EQ(io_uring_wait_cqe(&ring, &cqe), 0, "new ring");
+	CHECK(cqe->user_data == 5 && cqe->res == -ETIME, "new ring: res %d",
+	      cqe->res);
+	io_uring_cqe_seen(&ring, cqe);
+	pipe_read(&ring, "new ring");
+	usleep(100000);
+	pipe_read(&ring, "new ring, later");
+	for (int i = 0; i < nrefs; i++)
+		untouched(refs[i], "file at a freed number");
+	/* Its timeout (and, on the kernel, its read's end of file) posted. */
+	while (io_uring_peek_cqe(&old, &cqe) == 0) {
+		CHECK((cqe->user_data == 2 && cqe->res == -ETIME) ||
+		      cqe->res == 0, "old ring: cqe %llu res %d",
+		      (unsigned long long)cqe->user_data, cqe->res);
+		io_uring_cqe_seen(&old, cqe);
+	}
+	CHECK_EQ(io_uring_wait_cqe_timeout(&old, &cqe, &ts),
+		 tu_on_engine() ? -EBADF : -EOPNOTSUPP, "old ring");
+	io_uring_queue_exit(&ring);
+	io_uring_queue_exit(&old);
+	for (int i = 0; i < nrefs; i++) {
+		untouched(refs[i], "file at a freed number, after exit");
+		close(refs[i]);
+	}
+	for (int n = 3; n < MAX_FDS; n++)
+		close(n);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -428,5 +506,6 @@ int main(int argc, char **argv)
 	/* Last: they close every fd the test has. */
 	test_close_range();
 	test_after_close_range();
+	test_new_ring_after_close_range();
 	return tu_done();
 }

@@ -119,10 +119,11 @@ pub(crate) struct Ctx {
     /// through it, so the application closing its number, and reusing
     /// it, leaves the file it then holds alone.
     pub efd: i32,
-    /// An fd of the ring's own was found closed or replaced behind the
-    /// engine's back: the ring is dead (calls answer -EBADF, as on an
-    /// exited ring) and none of its fds is used again.
-    pub lost: AtomicBool,
+    /// The `os::epoch` the ring was made in. Once an engine fd was found
+    /// closed or replaced behind the engine's back (`os::numbers_lost`),
+    /// the ring is dead: calls answer -EBADF, as on an exited ring, and
+    /// none of its fds is used or closed again.
+    pub epoch: u32,
     /// The application's number no longer holds the ring fd (`check_app_fd`).
     pub fd_lost: AtomicBool,
     /// CLOCK_MONOTONIC of the last `check_app_fd_due` check.
@@ -258,23 +259,25 @@ impl Ctx {
         self.fd.load(Ordering::Acquire)
     }
 
-    /// The ring is dead for an fd of its own lost (see `lost`).
+    /// The ring is dead for engine fds lost (see `epoch`).
     #[inline]
     pub(crate) fn is_lost(&self) -> bool {
-        self.lost.load(Ordering::Relaxed)
+        self.epoch != os::epoch()
     }
 
-    /// An fd of the ring's own was found closed or replaced: the ring dies
-    /// (see `lost`); waiters wake to find it so.
+    /// An fd of the ring's own was found closed or replaced: this ring and
+    /// every other of the epoch die (see `epoch`); this one's waiters wake
+    /// to find it so, the others' within their sleep's cap.
     #[cold]
     pub(crate) fn lose(&self) {
-        if !self.lost.swap(true, Ordering::SeqCst) {
-            self.cq_seq.fetch_add(1, Ordering::SeqCst);
-            futex_wake(&self.cq_seq, i32::MAX);
-            if self.forked.load(Ordering::Relaxed) {
-                self.word(off::X_SEQ).fetch_add(1, Ordering::SeqCst);
-                super::lock::futex_wake_shared(self.word(off::X_SEQ), i32::MAX);
-            }
+        if !self.is_lost() {
+            os::numbers_lost();
+        }
+        self.cq_seq.fetch_add(1, Ordering::SeqCst);
+        futex_wake(&self.cq_seq, i32::MAX);
+        if self.forked.load(Ordering::Relaxed) {
+            self.word(off::X_SEQ).fetch_add(1, Ordering::SeqCst);
+            super::lock::futex_wake_shared(self.word(off::X_SEQ), i32::MAX);
         }
     }
 
@@ -301,18 +304,6 @@ impl Ctx {
                 self.lose();
             }
         }
-    }
-
-    /// Whether the ring's fds (its fd and its readiness set's) are still
-    /// its own; loses the ring if not. For when another of the engine's
-    /// fds was found closed behind its back.
-    #[cold]
-    pub(crate) fn check_fds(&self) -> bool {
-        if self.efd_ok() && self.ready.fds_ok() {
-            return true;
-        }
-        self.lose();
-        false
     }
 
     /// `check_app_fd` for the calls that check it (register calls, and

@@ -30,12 +30,21 @@ pub(crate) fn cvt32(ret: i32) -> i32 {
     }
 }
 
-/// Closes an fd the engine owns.
+/// Closes an fd the engine owns; one from before `numbers_lost` is left
+/// alone: its number may be the program's by now.
 pub(crate) fn close(fd: i32) {
-    if fd >= 0 {
-        // SAFETY: callers pass fds the engine owns and no longer uses.
-        unsafe { libc::close(fd) };
+    if fd < 0 {
+        return;
     }
+    if fd >= high_base() {
+        if let Some((w, bit)) = own_bit(fd, false) {
+            if w.fetch_and(!bit, Ordering::AcqRel) & bit != 0 && stale(fd) {
+                return;
+            }
+        }
+    }
+    // SAFETY: callers pass fds the engine owns and no longer uses.
+    unsafe { libc::close(fd) };
 }
 
 /// A non-blocking, close-on-exec eventfd of the engine's own, at an
@@ -119,13 +128,98 @@ fn dup_from(fd: i32, min: i32) -> i32 {
     cvt32(unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, min) })
 }
 
+/// Numbers from `high_base` up that the engine holds, a bit each, in
+/// pages allocated on first use: a number the kernel hands out again while
+/// its bit is set was closed behind the engine's back.
+const OWN_PAGE_BITS: usize = 4096;
+const OWN_PAGES: usize = 256;
+type OwnPage = [AtomicU64; OWN_PAGE_BITS / 64];
+#[allow(clippy::declare_interior_mutable_const)]
+const NO_OWN_PAGE: core::sync::atomic::AtomicPtr<OwnPage> = core::sync::atomic::AtomicPtr::new(core::ptr::null_mut());
+static OWNED: [core::sync::atomic::AtomicPtr<OwnPage>; OWN_PAGES] = [NO_OWN_PAGE; OWN_PAGES];
+/// The highest engine number handed out so far.
+static HWM: core::sync::atomic::AtomicI32 = core::sync::atomic::AtomicI32::new(0);
+/// Engine numbers start here once some were lost (see `numbers_lost`).
+static FLOOR: core::sync::atomic::AtomicI32 = core::sync::atomic::AtomicI32::new(0);
+/// Bumped by `numbers_lost`: rings and fds of an older epoch are dead.
+static EPOCH: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+
+/// The bit of engine number `n`, if it has one.
+fn own_bit(n: i32, create: bool) -> Option<(&'static AtomicU64, u64)> {
+    let i = (n - high_base()) as usize;
+    let (page, bit) = (i / OWN_PAGE_BITS, i % OWN_PAGE_BITS);
+    let slot = OWNED.get(page)?;
+    let mut p = slot.load(Ordering::Acquire);
+    if p.is_null() {
+        if !create {
+            return None;
+        }
+        // An all-zero page of atomics is a valid OwnPage.
+        let fresh = alloc::boxed::Box::into_raw(alloc::boxed::Box::new([0u64; OWN_PAGE_BITS / 64])) as *mut OwnPage;
+        p = match slot.compare_exchange(core::ptr::null_mut(), fresh, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => fresh,
+            Err(other) => {
+                // SAFETY: `fresh` was never published.
+                drop(unsafe { alloc::boxed::Box::from_raw(fresh) });
+                other
+            }
+        };
+    }
+    // SAFETY: pages are never freed once published.
+    Some((unsafe { &(*p)[bit / 64] }, 1 << (bit % 64)))
+}
+
+/// The current epoch (see `numbers_lost`).
+#[inline]
+pub(crate) fn epoch() -> u32 {
+    EPOCH.load(Ordering::Relaxed)
+}
+
+/// Some engine fd was found closed behind the engine's back (close_range,
+/// say): the others most likely went too, and their numbers may come back
+/// as the program's files. Everything of the current epoch is dead from
+/// now on (rings answer -EBADF; the reactor and waiting threads take fresh
+/// fds), and new engine numbers start above every old one, so that no
+/// stale holder ever reaches a new fd; old numbers are never closed.
+#[cold]
+pub(crate) fn numbers_lost() {
+    FLOOR.fetch_max(HWM.load(Ordering::Relaxed).saturating_add(1), Ordering::SeqCst);
+    EPOCH.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Whether `fd`, an engine number, was handed out before the last
+/// `numbers_lost`.
+#[inline]
+pub(crate) fn stale(fd: i32) -> bool {
+    fd >= high_base() && fd < FLOOR.load(Ordering::Relaxed)
+}
+
 /// Duplicates an fd (close-on-exec) at an engine number (see
 /// `high_base`), so a request keeps its file alive; anywhere if the
 /// limit has dropped meanwhile.
 pub(crate) fn dup(fd: i32) -> i32 {
-    match dup_from(fd, high_base()) {
-        e if e == -libc::EINVAL || e == -libc::EMFILE => dup_from(fd, 0),
-        d => d,
+    loop {
+        let base = high_base();
+        let min = base.max(FLOOR.load(Ordering::Relaxed));
+        let d = match dup_from(fd, min) {
+            e if e == -libc::EINVAL || e == -libc::EMFILE => return dup_from(fd, 0),
+            d => d,
+        };
+        if d < base {
+            return d;
+        }
+        if d > HWM.load(Ordering::Relaxed) {
+            HWM.fetch_max(d, Ordering::Relaxed);
+        }
+        let Some((w, bit)) = own_bit(d, true) else { return d };
+        if w.fetch_or(bit, Ordering::AcqRel) & bit == 0 {
+            return d;
+        }
+        // Still the engine's, yet handed out again: closed behind its
+        // back. Its holder never closes it (it is below the new floor).
+        numbers_lost();
+        // SAFETY: `d` is ours, just made.
+        unsafe { libc::close(d) };
     }
 }
 

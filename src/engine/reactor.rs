@@ -42,6 +42,8 @@ struct State {
     watched: Vec<u32>,
     /// Readiness sets registered.
     sets: u32,
+    /// The `os::epoch` of the fds above.
+    epoch: u32,
 }
 
 static R: Mutex<State> = Mutex::new(State {
@@ -54,6 +56,7 @@ static R: Mutex<State> = Mutex::new(State {
     armed_at: u64::MAX,
     watched: Vec::new(),
     sets: 0,
+    epoch: 0,
 });
 
 fn ctl(epfd: i32, op: i32, fd: i32, events: u32, data: u64) -> i32 {
@@ -111,9 +114,13 @@ fn fds_ok(s: &State) -> bool {
     os::anon_ok(s.epfd) && os::anon_ok(s.wakefd) && os::anon_ok(s.timerfd)
 }
 
-/// Starts the reactor thread if it is not running.
+/// Starts the reactor thread if it is not running (with fds of the
+/// current epoch).
 fn ensure(s: &mut State) -> Result<(), i32> {
     if s.running {
+        if s.epoch != os::epoch() {
+            recover(s);
+        }
         return Ok(());
     }
     if let Some(t) = s.thread.take() {
@@ -132,14 +139,15 @@ fn ensure(s: &mut State) -> Result<(), i32> {
     s.wakefd = wakefd;
     s.timerfd = timerfd;
     s.armed_at = u64::MAX;
+    s.epoch = os::epoch();
     s.running = true;
     s.thread = Some(thread);
     Ok(())
 }
 
-/// The reactor's fds were closed behind its back (close_range, say): it
-/// takes fresh ones, leaving the old numbers alone; timers stay. The
-/// caller then runs `lose_stale_rings` without the lock.
+/// Engine fds were lost (`os::numbers_lost`), the reactor's among them or
+/// not: it takes fresh ones, leaving the old numbers alone; timers stay.
+/// The rings of the old epoch, whose sets sat in the old set, are dead.
 #[cold]
 fn recover(s: &mut State) {
     let Ok((epfd, wakefd, timerfd)) = open_fds() else { return };
@@ -147,22 +155,7 @@ fn recover(s: &mut State) {
     s.wakefd = wakefd;
     s.timerfd = timerfd;
     s.armed_at = u64::MAX;
-}
-
-/// After `recover`: every ring whose readiness set was registered in the
-/// reactor's old set (its fds went the same way, most likely), or whose
-/// own fds are gone, dies (see `Ctx::lost`). Not under `R`: dropping a
-/// ring reference may free the ring, which takes it.
-#[cold]
-fn lose_stale_rings() {
-    for idx in 0..table::MAX_RINGS {
-        if let Some(r) = table::lookup_index(idx) {
-            let ctx = r.ctx();
-            if ctx.check_fds() && ctx.ready.opened() {
-                ctx.lose();
-            }
-        }
-    }
+    s.epoch = os::epoch();
 }
 
 extern "C" fn main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
@@ -178,6 +171,9 @@ extern "C" fn main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
                 s.running = false;
                 return core::ptr::null_mut();
             }
+            if s.epoch != os::epoch() {
+                recover(&mut s);
+            }
             // An earlier expiry already set only costs a spare wake-up;
             // resetting the timerfd on every pass would cost a system call.
             let at = next_expiry(&s);
@@ -191,11 +187,9 @@ extern "C" fn main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
         // SAFETY: a live event buffer of evs.len() entries.
         let n = os::cvt32(unsafe { libc::epoll_wait(epfd, evs.as_mut_ptr(), evs.len() as i32, cap) });
         if n == 0 || (n < 0 && n != -libc::EINTR) {
-            let mut s = R.lock();
-            if !fds_ok(&s) {
-                recover(&mut s);
-                drop(s);
-                lose_stale_rings();
+            let s = R.lock();
+            if s.epoch == os::epoch() && !fds_ok(&s) {
+                os::numbers_lost();
             }
             continue;
         }
@@ -223,25 +217,16 @@ pub(crate) fn add_set(set: i32, idx: u32) -> Result<i32, i32> {
     ensure(&mut s)?;
     let add = |s: &State| ctl(s.epfd, libc::EPOLL_CTL_ADD, set, (libc::EPOLLIN | libc::EPOLLONESHOT) as u32, TAG_SET | (idx as u64) << 3);
     let mut r = add(&s);
-    let stale = r < 0 && !fds_ok(&s);
-    if stale {
+    if r < 0 && !fds_ok(&s) {
+        os::numbers_lost();
         recover(&mut s);
         r = add(&s);
     }
-    if r >= 0 {
-        s.sets += 1;
-    }
-    let epfd = s.epfd;
-    drop(s);
-    if stale {
-        // The caller's set is not open yet: it is not among them.
-        lose_stale_rings();
-    }
     if r < 0 {
-        Err(r)
-    } else {
-        Ok(epfd)
+        return Err(r);
     }
+    s.sets += 1;
+    Ok(s.epfd)
 }
 
 /// Re-arms a set's one-shot registration; false if that failed.

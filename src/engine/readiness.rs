@@ -135,17 +135,6 @@ impl Readiness {
         }
     }
 
-    /// Whether the set exists.
-    pub(crate) fn opened(&self) -> bool {
-        self.epfd.load(Ordering::Acquire) >= 0
-    }
-
-    /// Whether the set's fds, if it has any, are still its own.
-    pub(crate) fn fds_ok(&self) -> bool {
-        let epfd = self.epfd.load(Ordering::Acquire);
-        epfd < 0 || (os::anon_ok(epfd) && os::anon_ok(self.wakefd.load(Ordering::Relaxed)))
-    }
-
     /// Makes the calling thread the set's server; false if the set does not
     /// exist yet or another thread serves it.
     pub(crate) fn claim(&self) -> bool {

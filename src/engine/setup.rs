@@ -219,7 +219,7 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
     let ctx = Box::new(Ctx {
         fd: AtomicI32::new(fd),
         efd,
-        lost: AtomicBool::new(false),
+        epoch: os::epoch(),
         fd_lost: AtomicBool::new(false),
         app_fd_checked: AtomicU64::new(0),
         flags: p.flags,

@@ -92,6 +92,8 @@ pub(crate) unsafe fn after_fork_child() {
 /// How long a signal-mask wait on a forked ring sleeps at most: posters
 /// in other processes cannot reach its eventfd.
 const FORKED_SIG_NAP_NS: u64 = 1_000_000;
+/// How long any other wait sleeps at most (see `sleep`).
+const NAP_NS: u64 = 1_000_000_000;
 
 /// A thread registered as waiting on a ring.
 pub(crate) struct Waiter<'a> {
@@ -152,10 +154,13 @@ impl<'a> Waiter<'a> {
         }
     }
 
-    /// The wake eventfd `old` was closed behind the engine's back: the
-    /// thread takes a fresh one (the ring dies if its own fds went too).
+    /// The wake eventfd `old` was closed behind the engine's back, or is
+    /// of an older epoch: the thread takes a fresh one.
     #[cold]
     fn replace_fd(&mut self, old: i32) -> i32 {
+        if !os::stale(old) {
+            os::numbers_lost();
+        }
         forget_thread_fd();
         let Ok(new) = thread_fd() else {
             self.ctx.lose();
@@ -169,7 +174,6 @@ impl<'a> Waiter<'a> {
         if let Some((_, fd)) = &mut self.sig {
             *fd = new;
         }
-        self.ctx.check_fds();
         0
     }
 
@@ -205,6 +209,10 @@ impl<'a> Waiter<'a> {
         }
         match &self.sig {
             None => {
+                // At most a nap: a ring of an epoch that ended (see
+                // `Ctx::epoch`) may not wake its waiters.
+                let nap = os::now_ns() + NAP_NS;
+                let until = Some(until.map_or(nap, |u| u.min(nap)));
                 let r = if self.shared {
                     futex_wait_shared(self.seq_word(), seq, until)
                 } else {
@@ -220,17 +228,18 @@ impl<'a> Waiter<'a> {
                 if self.seq_word().load(Ordering::SeqCst) != seq {
                     return 0;
                 }
-                let nap = self.shared.then(|| os::now_ns() + FORKED_SIG_NAP_NS);
-                let until = match (until, nap) {
-                    (Some(u), Some(n)) => Some(u.min(n)),
-                    (u, n) => u.or(n),
-                };
+                // A nap at most: its eventfd closed behind the engine's
+                // back would wake nobody.
+                let now = os::now_ns();
+                let nap = now + if self.shared { FORKED_SIG_NAP_NS } else { NAP_NS };
+                let ts = os::ns_to_timespec(until.map_or(nap, |u| u.min(nap)).saturating_sub(now));
                 let fd = *fd;
+                if os::stale(fd) {
+                    return self.replace_fd(fd);
+                }
                 let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-                let ts = until.map(|u| os::ns_to_timespec(u.saturating_sub(os::now_ns())));
-                let tsp = ts.as_ref().map_or(core::ptr::null(), |t| t as *const libc::timespec);
-                // SAFETY: live pollfd, optional timespec and sigset.
-                let r = unsafe { libc::ppoll(&mut pfd, 1, tsp, set) };
+                // SAFETY: live pollfd, timespec and sigset.
+                let r = unsafe { libc::ppoll(&mut pfd, 1, &ts, set) };
                 if r < 0 && os::errno() == -libc::EINTR {
                     return -libc::EINTR;
                 }
