@@ -108,13 +108,25 @@ pub(crate) struct Inner {
 }
 
 pub(crate) struct Ctx {
-    /// The ring fd the application sees: an eventfd, readable while CQEs
-    /// are pending. It moves to another number when the application closes
-    /// its fd but keeps the ring (`move_fd`); read it through `fd()`, or
-    /// `with_fd` to use it.
+    /// The ring fd as the application has it (an eventfd, readable while
+    /// CQEs are pending): the registry's key, -1 once the application gave
+    /// it up (`table::unmap_fd`). The number is the application's: the
+    /// engine never reads or writes through it (see `efd`).
     pub fd: AtomicI32,
-    /// Threads using the ring fd in `with_fd`.
-    pub fd_users: AtomicU32,
+    /// The engine's own dup of the ring fd, at an engine number
+    /// (`os::dup`): every signal, drain and epoll registration goes
+    /// through it, so the application closing its number, and reusing
+    /// it, leaves the file it then holds alone.
+    pub efd: i32,
+    /// The `os::epoch` the ring was made in. Once an engine fd was found
+    /// closed or replaced behind the engine's back (`os::numbers_lost`),
+    /// the ring is dead: calls answer -EBADF, as on an exited ring, and
+    /// none of its fds is used or closed again.
+    pub epoch: u32,
+    /// The application's number no longer holds the ring fd (`check_app_fd`).
+    pub fd_lost: AtomicBool,
+    /// CLOCK_MONOTONIC of the last `check_app_fd_due` check.
+    pub app_fd_checked: AtomicU64,
     /// IORING_SETUP_* flags the ring was created with.
     pub flags: u32,
     /// The `table::FORK_GEN` the ring belongs to: set at creation, and again
@@ -158,8 +170,13 @@ pub(crate) struct Ctx {
     pub disabled: AtomicBool,
     /// pthread_self() of the only allowed submitter (SINGLE_ISSUER), or 0.
     pub submitter: AtomicU64,
-    /// Registered eventfd: fd | ASYNC_ONLY << 32 | PRESENT << 33.
+    /// Registered eventfd: fd | ASYNC_ONLY << 32 | PRESENT << 33. The fd
+    /// is the engine's dup, as the kernel holds a reference of its own.
     pub evfd: AtomicU64,
+    /// Threads signalling the registered eventfd: unregistering waits for
+    /// them before it closes the dup, so no signal reaches its number
+    /// once the call has returned.
+    pub evfd_users: AtomicU32,
     /// DEFER_TASKRUN completions wait in `Inner::task_work`.
     pub tw_pending: AtomicBool,
     /// Chains wait in `Inner::defer`.
@@ -198,6 +215,9 @@ pub(crate) struct Ctx {
 unsafe impl Send for Ctx {}
 // SAFETY: as above.
 unsafe impl Sync for Ctx {}
+
+/// See `Ctx::check_app_fd_due`.
+const APP_FD_CHECK_NS: u64 = 1_000_000;
 
 pub(crate) const EVFD_ASYNC: u64 = 1 << 32;
 pub(crate) const EVFD_PRESENT: u64 = 1 << 33;
@@ -243,33 +263,83 @@ impl Ctx {
         self.fd.load(Ordering::Acquire)
     }
 
-    /// Runs `f` on the ring fd; `move_fd` does not close a number while
-    /// such a call may still use it.
-    pub(crate) fn with_fd<T>(&self, f: impl FnOnce(i32) -> T) -> T {
-        self.fd_users.fetch_add(1, Ordering::SeqCst);
-        let r = f(self.fd.load(Ordering::SeqCst));
-        self.fd_users.fetch_sub(1, Ordering::Release);
-        r
+    /// The ring is dead for engine fds lost (see `epoch`).
+    #[inline]
+    pub(crate) fn is_lost(&self) -> bool {
+        self.epoch != os::epoch()
     }
 
-    /// The application closed its ring fd and keeps the ring through a
-    /// registered index: the eventfd moves to a number of the engine's own
-    /// and the application's number is closed, free for reuse.
-    pub(crate) fn move_fd(&self) -> Result<(), i32> {
-        let old = self.fd();
-        let new = os::dup(old);
-        if new < 0 {
-            return Err(new);
+    /// An fd of the ring's own was found closed or replaced: this ring and
+    /// every other of the epoch die (see `epoch`); this one's waiters wake
+    /// to find it so, the others' within their sleep's cap.
+    #[cold]
+    pub(crate) fn lose(&self) {
+        if !self.is_lost() {
+            os::numbers_lost();
         }
-        self.fd.store(new, Ordering::SeqCst);
-        // Pairs with `with_fd`: a user that came in before the store may
-        // hold the old number; one after it has the new.
-        while self.fd_users.load(Ordering::SeqCst) != 0 {
-            // SAFETY: sched_yield has no preconditions.
-            unsafe { libc::sched_yield() };
+        self.cq_seq.fetch_add(1, Ordering::SeqCst);
+        futex_wake(&self.cq_seq, i32::MAX);
+        if self.forked.load(Ordering::Relaxed) {
+            self.word(off::X_SEQ).fetch_add(1, Ordering::SeqCst);
+            super::lock::futex_wake_shared(self.word(off::X_SEQ), i32::MAX);
         }
-        os::close(old);
-        Ok(())
+    }
+
+    /// Whether `efd` still is the ring fd's file as far as fstat tells
+    /// (a file of another kind at its number fails); loses the ring if not.
+    fn efd_ok(&self) -> bool {
+        if self.is_lost() {
+            return false;
+        }
+        if !os::anon_ok(self.efd) {
+            self.lose();
+            return false;
+        }
+        true
+    }
+
+    /// Signals or drains the ring fd through `efd` once it passed
+    /// `efd_ok`; a failure other than an empty or full counter loses the
+    /// ring.
+    fn efd_op(&self, op: fn(i32) -> i32) {
+        if self.efd_ok() {
+            let r = op(self.efd);
+            if r < 0 && r != -libc::EAGAIN {
+                self.lose();
+            }
+        }
+    }
+
+    /// `check_app_fd` for the calls that check it (register calls, and
+    /// waits about to sleep), at most once per `APP_FD_CHECK_NS`: it costs
+    /// two system calls.
+    #[inline]
+    pub(crate) fn check_app_fd_due(&self, fd: i32, now: u64) -> Result<(), i32> {
+        if now.wrapping_sub(self.app_fd_checked.load(Ordering::Relaxed)) < APP_FD_CHECK_NS {
+            return Ok(());
+        }
+        self.app_fd_checked.store(now, Ordering::Relaxed);
+        self.check_app_fd(fd)
+    }
+
+    /// Whether the application's number `fd`, which led to this ring,
+    /// still holds the ring fd. The kernel answers -EBADF for a closed fd
+    /// and -EOPNOTSUPP for a file that is no ring; once the number was
+    /// found reused it stays refused.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn check_app_fd(&self, fd: i32) -> Result<(), i32> {
+        if !self.fd_lost.load(Ordering::Relaxed) {
+            if !self.efd_ok() {
+                return Err(-libc::EBADF);
+            }
+            if os::same_file(fd, self.efd) == Ok(true) {
+                return Ok(());
+            }
+            self.fd_lost.store(true, Ordering::Relaxed);
+        }
+        // SAFETY: F_GETFD only inspects the descriptor table.
+        Err(if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 { -libc::EBADF } else { -libc::EOPNOTSUPP })
     }
 
     /// A shared ring word.
@@ -428,14 +498,29 @@ impl Ctx {
 
     /// Signals the registered eventfd, unless it is disabled, or async-only
     /// and `mode` is not a worker's.
+    #[inline]
     pub(crate) fn signal_eventfd(&self, mode: Mode) {
-        let ev = self.evfd.load(Ordering::Acquire);
+        if self.evfd.load(Ordering::Relaxed) & EVFD_PRESENT != 0 {
+            self.signal_eventfd_registered(mode);
+        }
+    }
+
+    #[inline(never)]
+    fn signal_eventfd_registered(&self, mode: Mode) {
+        // Counted before the eventfd is read: `unregister_eventfd` clears
+        // it, then waits for the count, then closes.
+        self.evfd_users.fetch_add(1, Ordering::SeqCst);
+        let ev = self.evfd.load(Ordering::SeqCst);
         if ev & EVFD_PRESENT != 0
             && (ev & EVFD_ASYNC == 0 || mode == Mode::Worker)
             && self.word(off::CQ_FLAGS).load(Ordering::Relaxed) & IORING_CQ_EVENTFD_DISABLED == 0
+            && !self.is_lost()
+            && os::eventfd_signal(ev as u32 as i32) < 0
         {
-            os::eventfd_signal(ev as u32 as i32);
+            // Closed behind the engine's back (close_range, say).
+            self.lose();
         }
+        self.evfd_users.fetch_sub(1, Ordering::Release);
     }
 
     /// Flushes overflow into freed CQ space (on every wait and peek).
@@ -577,7 +662,7 @@ impl Ctx {
     /// they see what changed or this sees them and bumps `cq_seq`, which
     /// their futex sleep watches.
     fn wake_fenced(&self) {
-        self.ready.kick();
+        self.ready.kick(self);
         if self.forked.load(Ordering::Relaxed) {
             self.wake_other_processes();
         }
@@ -604,7 +689,7 @@ impl Ctx {
         if self.fork_child.load(Ordering::Relaxed) != super::fork::JOINED && self.word(off::X_PEERS).load(Ordering::SeqCst) == 0 {
             return;
         }
-        self.with_fd(os::eventfd_signal);
+        self.efd_op(os::eventfd_signal);
         if !self.fd_signalled.swap(true, Ordering::SeqCst) {
             super::reactor::watch_ring(self);
         }
@@ -614,11 +699,18 @@ impl Ctx {
     /// the CQ drained (see `reset_fd`), so a busy ring pays for one write
     /// per drain cycle, not per CQE. Called after a SeqCst fence (the CQ
     /// tail store before the flag load, against `reset_fd`'s order).
+    #[inline]
     fn signal_fd(&self) {
         if !self.fd_signalled.load(Ordering::Relaxed) && !self.fd_signalled.swap(true, Ordering::SeqCst) {
-            self.with_fd(os::eventfd_signal);
-            super::reactor::watch_ring(self);
+            self.signal_fd_now();
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn signal_fd_now(&self) {
+        self.efd_op(os::eventfd_signal);
+        super::reactor::watch_ring(self);
     }
 
     /// Clears the ring fd's readability if the CQ is empty. Returns true if
@@ -632,12 +724,12 @@ impl Ctx {
         }
         self.fd_signalled.store(false, Ordering::SeqCst);
         fence(Ordering::SeqCst);
-        self.with_fd(os::eventfd_drain);
+        self.efd_op(os::eventfd_drain);
         // A CQE posted meanwhile may have seen the flag still set and
         // skipped its signal: signal again for it.
         if self.cq_ready() != 0 {
             self.fd_signalled.store(true, Ordering::SeqCst);
-            self.with_fd(os::eventfd_signal);
+            self.efd_op(os::eventfd_signal);
             return true;
         }
         false

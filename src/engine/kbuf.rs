@@ -601,7 +601,7 @@ fn ring_memory(len: usize) -> Result<(*mut u8, i32), i32> {
         return Ok((p as *mut u8, -1));
     }
     // SAFETY: NUL-terminated name; known flags.
-    let fd = unsafe { libc::memfd_create(c"liburing-rs-pbuf".as_ptr(), libc::MFD_CLOEXEC) };
+    let fd = os::high(unsafe { libc::memfd_create(c"liburing-rs-pbuf".as_ptr(), libc::MFD_CLOEXEC) });
     if fd < 0 {
         return Err(os::errno());
     }

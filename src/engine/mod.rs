@@ -171,18 +171,37 @@ pub fn active() -> bool {
 #[cold]
 #[inline(never)]
 pub unsafe fn enter(fd: i32, to_submit: u32, min_complete: u32, flags: u32, arg: *const c_void, argsz: usize) -> i32 {
-    let r = if flags & IORING_ENTER_REGISTERED_RING != 0 { table::lookup_registered(fd as u32) } else { table::lookup(fd) };
+    let registered = flags & IORING_ENTER_REGISTERED_RING != 0;
+    let r = if registered { table::lookup_registered(fd as u32) } else { table::lookup(fd) };
     let Some(r) = r else {
         // SAFETY: forwarded contract.
         return unsafe { sys::kernel_enter(fd, to_submit, min_complete, flags, arg, argsz) };
     };
     let ctx = r.ctx();
-    if !fork::ours(ctx) {
-        return -libc::EBADFD;
+    if let Err(e) = usable(ctx, registered, fd) {
+        return e;
     }
     fork::join(ctx);
     // SAFETY: forwarded contract.
     unsafe { wait::enter(ctx, to_submit, min_complete, flags, arg, argsz) }
+}
+
+/// Whether calls on `ctx`, reached by fd `fd` (or registered index), are
+/// served: not on another process's ring (-EBADFD), nor on a dead one
+/// (-EBADF, see `Ctx::lost`), nor through a number the application has
+/// reused (`Ctx::fd_lost`; checked in full only where cheap enough).
+#[inline]
+fn usable(ctx: &ctx::Ctx, registered: bool, fd: i32) -> Result<(), i32> {
+    if !fork::ours(ctx) {
+        return Err(-libc::EBADFD);
+    }
+    if ctx.is_lost() {
+        return Err(-libc::EBADF);
+    }
+    if !registered && ctx.fd_lost.load(Ordering::Relaxed) {
+        return ctx.check_app_fd(fd);
+    }
+    Ok(())
 }
 
 /// Hook (register): io_uring_register(2) once `active()`.
@@ -195,13 +214,19 @@ pub unsafe fn register(fd: i32, opcode: u32, arg: *const c_void, nr_args: u32) -
     if fd == -1 && opcode == sys::IORING_REGISTER_SEND_MSG_RING {
         return msg_ring::sync_msg(arg, nr_args);
     }
-    let r = if opcode & IORING_REGISTER_USE_REGISTERED_RING != 0 { table::lookup_registered(fd as u32) } else { table::lookup(fd) };
+    let registered = opcode & IORING_REGISTER_USE_REGISTERED_RING != 0;
+    let r = if registered { table::lookup_registered(fd as u32) } else { table::lookup(fd) };
     let Some(r) = r else {
         // SAFETY: forwarded contract.
         return unsafe { sys::kernel_register(fd, opcode, arg, nr_args) };
     };
-    if !fork::ours(r.ctx()) {
-        return -libc::EBADFD;
+    if let Err(e) = usable(r.ctx(), registered, fd) {
+        return e;
+    }
+    if !registered {
+        if let Err(e) = r.ctx().check_app_fd_due(fd, os::now_ns()) {
+            return e;
+        }
     }
     fork::join(r.ctx());
     let mut orphans = alloc::vec::Vec::new();

@@ -2,6 +2,7 @@
 //! non-negative value or `-errno`, like the kernel would.
 
 use core::ffi::c_void;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 /// `-errno` of the last failed libc call.
 #[inline]
@@ -29,38 +30,247 @@ pub(crate) fn cvt32(ret: i32) -> i32 {
     }
 }
 
-/// Closes an fd the engine owns.
+/// Closes an fd the engine owns; one from before `numbers_lost` is left
+/// alone: its number may be the program's by now.
 pub(crate) fn close(fd: i32) {
-    if fd >= 0 {
-        // SAFETY: callers pass fds the engine owns and no longer uses.
-        unsafe { libc::close(fd) };
+    if fd < 0 {
+        return;
+    }
+    if fd >= high_base() {
+        if let Some((w, bit)) = own_bit(fd, false) {
+            if w.fetch_and(!bit, Ordering::AcqRel) & bit != 0 && stale(fd) {
+                return;
+            }
+        }
+    }
+    // SAFETY: callers pass fds the engine owns and no longer uses.
+    unsafe { libc::close(fd) };
+}
+
+/// A non-blocking, close-on-exec eventfd of the engine's own, at an
+/// engine number (`high`).
+pub(crate) fn eventfd() -> i32 {
+    high(app_eventfd())
+}
+
+/// A non-blocking, close-on-exec eventfd at the lowest free number, as
+/// the kernel hands out a ring fd.
+pub(crate) fn app_eventfd() -> i32 {
+    // SAFETY: no memory is involved.
+    let fd = cvt32(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) });
+    if fd >= 0 && ANON_INO.load(Ordering::Relaxed) == 0 {
+        if let Ok((dev, ino)) = ident(fd) {
+            ANON_DEV.store(dev, Ordering::Relaxed);
+            ANON_INO.store(ino, Ordering::Release);
+        }
+    }
+    fd
+}
+
+/// The identity the kernel gives every anonymous-inode file (eventfds,
+/// epoll sets, timerfds), learnt from the engine's first eventfd.
+static ANON_DEV: AtomicU64 = AtomicU64::new(0);
+static ANON_INO: AtomicU64 = AtomicU64::new(0);
+
+/// Whether `fd`, one of the engine's eventfds, epoll sets or timerfds, is
+/// still open on an anonymous-inode file: closed, or reopened by the
+/// application on a file, pipe or socket, it is not.
+pub(crate) fn anon_ok(fd: i32) -> bool {
+    let ino = ANON_INO.load(Ordering::Acquire);
+    ino != 0 && ident(fd) == Ok((ANON_DEV.load(Ordering::Relaxed), ino))
+}
+
+/// Adds one to an eventfd counter; a full counter is already readable
+/// (-EAGAIN is success). Returns 0 or -errno.
+pub(crate) fn eventfd_signal(fd: i32) -> i32 {
+    let one: u64 = 1;
+    // SAFETY: writes 8 bytes from a live u64.
+    let n = cvt(unsafe { libc::write(fd, &one as *const u64 as *const c_void, 8) }) as i32;
+    if n == -libc::EAGAIN {
+        0
+    } else {
+        n.min(0)
     }
 }
 
-/// A non-blocking, close-on-exec eventfd.
-pub(crate) fn eventfd() -> i32 {
-    // SAFETY: no memory is involved.
-    cvt32(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) })
-}
-
-/// Adds one to an eventfd counter; a full counter is already readable.
-pub(crate) fn eventfd_signal(fd: i32) {
-    let one: u64 = 1;
-    // SAFETY: writes 8 bytes from a live u64.
-    unsafe { libc::write(fd, &one as *const u64 as *const c_void, 8) };
-}
-
-/// Empties an eventfd counter (non-blocking fds only).
-pub(crate) fn eventfd_drain(fd: i32) {
+/// Empties an eventfd counter (non-blocking fds only); 0 or -errno
+/// (-EAGAIN: it was empty).
+pub(crate) fn eventfd_drain(fd: i32) -> i32 {
     let mut v: u64 = 0;
     // SAFETY: reads 8 bytes into a live u64.
-    unsafe { libc::read(fd, &mut v as *mut u64 as *mut c_void, 8) };
+    (cvt(unsafe { libc::read(fd, &mut v as *mut u64 as *mut c_void, 8) }) as i32).min(0)
 }
 
-/// Duplicates an fd (close-on-exec) so a request keeps its file alive.
-pub(crate) fn dup(fd: i32) -> i32 {
+/// The lowest number the engine's own fds take: the program's opens get
+/// the lowest free numbers, so after it closes fds it does not know of
+/// (close_range), the engine's numbers stay closed, and their next use
+/// fails instead of reaching a file of the program's. Half the soft
+/// RLIMIT_NOFILE, at most 4096 (the fd table grows to it); 0 where that
+/// leaves too little room.
+fn high_base() -> i32 {
+    use core::sync::atomic::AtomicI32;
+    static BASE: AtomicI32 = AtomicI32::new(-1);
+    let b = BASE.load(Ordering::Relaxed);
+    if b >= 0 {
+        return b;
+    }
+    let cur = crate::sys::getrlimit(libc::RLIMIT_NOFILE).map_or(0, |(soft, _)| soft);
+    let b = match (cur / 2).min(4096) as i32 {
+        b if b < 64 => 0,
+        b => b,
+    };
+    BASE.store(b, Ordering::Relaxed);
+    b
+}
+
+fn dup_from(fd: i32, min: i32) -> i32 {
     // SAFETY: no memory is involved.
-    cvt32(unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) })
+    cvt32(unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, min) })
+}
+
+/// Numbers from `high_base` up that the engine holds, a bit each, in
+/// pages allocated on first use: a number the kernel hands out again while
+/// its bit is set was closed behind the engine's back.
+const OWN_PAGE_BITS: usize = 4096;
+const OWN_PAGES: usize = 256;
+type OwnPage = [AtomicU64; OWN_PAGE_BITS / 64];
+#[allow(clippy::declare_interior_mutable_const)]
+const NO_OWN_PAGE: core::sync::atomic::AtomicPtr<OwnPage> = core::sync::atomic::AtomicPtr::new(core::ptr::null_mut());
+static OWNED: [core::sync::atomic::AtomicPtr<OwnPage>; OWN_PAGES] = [NO_OWN_PAGE; OWN_PAGES];
+/// The highest engine number handed out so far.
+static HWM: core::sync::atomic::AtomicI32 = core::sync::atomic::AtomicI32::new(0);
+/// Engine numbers start here once some were lost (see `numbers_lost`).
+static FLOOR: core::sync::atomic::AtomicI32 = core::sync::atomic::AtomicI32::new(0);
+/// Bumped by `numbers_lost`: rings and fds of an older epoch are dead.
+static EPOCH: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+
+/// The bit of engine number `n`, if it has one.
+fn own_bit(n: i32, create: bool) -> Option<(&'static AtomicU64, u64)> {
+    let i = (n - high_base()) as usize;
+    let (page, bit) = (i / OWN_PAGE_BITS, i % OWN_PAGE_BITS);
+    let slot = OWNED.get(page)?;
+    let mut p = slot.load(Ordering::Acquire);
+    if p.is_null() {
+        if !create {
+            return None;
+        }
+        // An all-zero page of atomics is a valid OwnPage.
+        let fresh = alloc::boxed::Box::into_raw(alloc::boxed::Box::new([0u64; OWN_PAGE_BITS / 64])) as *mut OwnPage;
+        p = match slot.compare_exchange(core::ptr::null_mut(), fresh, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => fresh,
+            Err(other) => {
+                // SAFETY: `fresh` was never published.
+                drop(unsafe { alloc::boxed::Box::from_raw(fresh) });
+                other
+            }
+        };
+    }
+    // SAFETY: pages are never freed once published.
+    Some((unsafe { &(*p)[bit / 64] }, 1 << (bit % 64)))
+}
+
+/// The current epoch (see `numbers_lost`).
+#[inline]
+pub(crate) fn epoch() -> u32 {
+    EPOCH.load(Ordering::Relaxed)
+}
+
+/// Some engine fd was found closed behind the engine's back (close_range,
+/// say): the others most likely went too, and their numbers may come back
+/// as the program's files. Everything of the current epoch is dead from
+/// now on (rings answer -EBADF; the reactor and waiting threads take fresh
+/// fds), and new engine numbers start above every old one, so that no
+/// stale holder ever reaches a new fd; old numbers are never closed.
+#[cold]
+pub(crate) fn numbers_lost() {
+    FLOOR.fetch_max(HWM.load(Ordering::Relaxed).saturating_add(1), Ordering::SeqCst);
+    EPOCH.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Whether `fd`, an engine number, was handed out before the last
+/// `numbers_lost`.
+#[inline]
+pub(crate) fn stale(fd: i32) -> bool {
+    fd >= high_base() && fd < FLOOR.load(Ordering::Relaxed)
+}
+
+/// Duplicates an fd (close-on-exec) at an engine number (see
+/// `high_base`), so a request keeps its file alive; anywhere if the
+/// limit has dropped meanwhile.
+pub(crate) fn dup(fd: i32) -> i32 {
+    loop {
+        let base = high_base();
+        let min = base.max(FLOOR.load(Ordering::Relaxed));
+        let d = match dup_from(fd, min) {
+            e if e == -libc::EINVAL || e == -libc::EMFILE => return dup_from(fd, 0),
+            d => d,
+        };
+        if d < base {
+            return d;
+        }
+        if d > HWM.load(Ordering::Relaxed) {
+            HWM.fetch_max(d, Ordering::Relaxed);
+        }
+        let Some((w, bit)) = own_bit(d, true) else { return d };
+        if w.fetch_or(bit, Ordering::AcqRel) & bit == 0 {
+            return d;
+        }
+        // Still the engine's, yet handed out again: closed behind its
+        // back. Its holder never closes it (it is below the new floor).
+        numbers_lost();
+        // SAFETY: `d` is ours, just made.
+        unsafe { libc::close(d) };
+    }
+}
+
+/// Moves an fd the engine just made to an engine number (see `dup`);
+/// errors and fds that cannot move pass through.
+pub(crate) fn high(fd: i32) -> i32 {
+    if fd < 0 || fd >= high_base() {
+        return fd;
+    }
+    match dup(fd) {
+        d if d > fd => {
+            close(fd);
+            d
+        }
+        d => {
+            close(d);
+            fd
+        }
+    }
+}
+
+/// What an fd refers to: device and inode (all anonymous-inode files,
+/// eventfds and epoll sets among them, share one), or -errno.
+pub(crate) fn ident(fd: i32) -> Result<(u64, u64), i32> {
+    // SAFETY: an all-zero stat is valid; fstat fills it.
+    let mut st: libc::stat = unsafe { core::mem::zeroed() };
+    // SAFETY: live stat buffer.
+    if unsafe { libc::fstat(fd, &mut st) } < 0 {
+        return Err(errno());
+    }
+    Ok((st.st_dev as u64, st.st_ino as u64))
+}
+
+/// Whether fds `a` and `b` are the same open file (kcmp), or -errno (-EBADF:
+/// one is closed). Where kcmp is missing, files with the same identity
+/// count as the same.
+pub(crate) fn same_file(a: i32, b: i32) -> Result<bool, i32> {
+    const KCMP_FILE: i32 = 0;
+    // SAFETY: kcmp takes no memory.
+    let r = unsafe {
+        let pid = libc::getpid();
+        libc::syscall(libc::SYS_kcmp, pid, pid, KCMP_FILE, a, b)
+    };
+    match r {
+        0 => Ok(true),
+        r if r > 0 => Ok(false),
+        _ => match errno() {
+            e if e == -libc::ENOSYS || e == -libc::EPERM => Ok(ident(a)? == ident(b)?),
+            e => Err(e),
+        },
+    }
 }
 
 /// CLOCK_MONOTONIC in nanoseconds.

@@ -20,6 +20,10 @@ const TAG_SET: u64 = 3;
 /// How often drained rings have their fd reset (well under the 1 ms the
 /// readiness of an idle ring fd may lag).
 const TICK_NS: u64 = 400_000;
+/// The longest the reactor sleeps with timers pending, and without: how
+/// soon it finds its fds closed behind its back (see `recover`).
+const TIMER_CAP_MS: i32 = 100;
+const IDLE_CAP_MS: i32 = 1000;
 
 struct State {
     epfd: i32,
@@ -38,6 +42,8 @@ struct State {
     watched: Vec<u32>,
     /// Readiness sets registered.
     sets: u32,
+    /// The `os::epoch` of the fds above.
+    epoch: u32,
 }
 
 static R: Mutex<State> = Mutex::new(State {
@@ -50,6 +56,7 @@ static R: Mutex<State> = Mutex::new(State {
     armed_at: u64::MAX,
     watched: Vec::new(),
     sets: 0,
+    epoch: 0,
 });
 
 fn ctl(epfd: i32, op: i32, fd: i32, events: u32, data: u64) -> i32 {
@@ -77,37 +84,54 @@ fn next_expiry(s: &State) -> u64 {
     at
 }
 
-/// Starts the reactor thread if it is not running.
+/// The reactor's epoll set, wake eventfd and timerfd, at engine numbers.
+fn open_fds() -> Result<(i32, i32, i32), i32> {
+    // SAFETY: plain fd creation.
+    let epfd = os::high(os::cvt32(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) }));
+    if epfd < 0 {
+        return Err(epfd);
+    }
+    let wakefd = os::eventfd();
+    // SAFETY: plain fd creation.
+    let timerfd = os::high(os::cvt32(unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_CLOEXEC | libc::TFD_NONBLOCK) }));
+    if wakefd < 0 || timerfd < 0 {
+        close_fds(epfd, wakefd, timerfd);
+        return Err(if wakefd < 0 { wakefd } else { timerfd });
+    }
+    ctl(epfd, libc::EPOLL_CTL_ADD, wakefd, libc::EPOLLIN as u32, TAG_WAKE);
+    ctl(epfd, libc::EPOLL_CTL_ADD, timerfd, libc::EPOLLIN as u32, TAG_TIMER);
+    Ok((epfd, wakefd, timerfd))
+}
+
+fn close_fds(epfd: i32, wakefd: i32, timerfd: i32) {
+    os::close(epfd);
+    os::close(wakefd);
+    os::close(timerfd);
+}
+
+/// Whether the reactor's fds are still its own (see `os::anon_ok`).
+fn fds_ok(s: &State) -> bool {
+    os::anon_ok(s.epfd) && os::anon_ok(s.wakefd) && os::anon_ok(s.timerfd)
+}
+
+/// Starts the reactor thread if it is not running (with fds of the
+/// current epoch).
 fn ensure(s: &mut State) -> Result<(), i32> {
     if s.running {
+        if s.epoch != os::epoch() {
+            recover(s);
+        }
         return Ok(());
     }
     if let Some(t) = s.thread.take() {
         // It takes no lock once stopped, so joining under ours is safe.
         os::join(t);
     }
-    // SAFETY: plain fd creation.
-    let epfd = os::cvt32(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) });
-    if epfd < 0 {
-        return Err(epfd);
-    }
-    let wakefd = os::eventfd();
-    // SAFETY: plain fd creation.
-    let timerfd = os::cvt32(unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_CLOEXEC | libc::TFD_NONBLOCK) });
-    if wakefd < 0 || timerfd < 0 {
-        os::close(epfd);
-        os::close(wakefd);
-        os::close(timerfd);
-        return Err(if wakefd < 0 { wakefd } else { timerfd });
-    }
-    ctl(epfd, libc::EPOLL_CTL_ADD, wakefd, libc::EPOLLIN as u32, TAG_WAKE);
-    ctl(epfd, libc::EPOLL_CTL_ADD, timerfd, libc::EPOLLIN as u32, TAG_TIMER);
+    let (epfd, wakefd, timerfd) = open_fds()?;
     let thread = match os::spawn_joinable(main, core::ptr::null_mut()) {
         Ok(t) => t,
         Err(e) => {
-            os::close(epfd);
-            os::close(wakefd);
-            os::close(timerfd);
+            close_fds(epfd, wakefd, timerfd);
             return Err(e);
         }
     };
@@ -115,23 +139,40 @@ fn ensure(s: &mut State) -> Result<(), i32> {
     s.wakefd = wakefd;
     s.timerfd = timerfd;
     s.armed_at = u64::MAX;
+    s.epoch = os::epoch();
     s.running = true;
     s.thread = Some(thread);
     Ok(())
 }
 
+/// Engine fds were lost (`os::numbers_lost`), the reactor's among them or
+/// not: it takes fresh ones, leaving the old numbers alone; timers stay.
+/// The rings of the old epoch, whose sets sat in the old set, are dead.
+#[cold]
+fn recover(s: &mut State) {
+    let Ok((epfd, wakefd, timerfd)) = open_fds() else { return };
+    s.epfd = epfd;
+    s.wakefd = wakefd;
+    s.timerfd = timerfd;
+    s.armed_at = u64::MAX;
+    s.epoch = os::epoch();
+}
+
 extern "C" fn main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
     let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 64];
     loop {
-        let epfd = {
+        let (epfd, cap) = {
             let mut s = R.lock();
             if table::LIVE.load(Ordering::Acquire) == 0 && s.timers.is_empty() && s.watched.is_empty() && s.sets == 0 {
-                os::close(s.epfd);
-                os::close(s.wakefd);
-                os::close(s.timerfd);
+                if fds_ok(&s) {
+                    close_fds(s.epfd, s.wakefd, s.timerfd);
+                }
                 s.epfd = -1;
                 s.running = false;
                 return core::ptr::null_mut();
+            }
+            if s.epoch != os::epoch() {
+                recover(&mut s);
             }
             // An earlier expiry already set only costs a spare wake-up;
             // resetting the timerfd on every pass would cost a system call.
@@ -139,14 +180,25 @@ extern "C" fn main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
             if at < s.armed_at {
                 set_timer(&mut s, at);
             }
-            s.epfd
+            (s.epfd, if s.timers.is_empty() { IDLE_CAP_MS } else { TIMER_CAP_MS })
         };
+        // The wait ends within `cap`: fds closed behind the engine's back
+        // wake nobody, and are found when it ends with nothing to do.
         // SAFETY: a live event buffer of evs.len() entries.
-        let n = unsafe { libc::epoll_wait(epfd, evs.as_mut_ptr(), evs.len() as i32, -1) };
+        let n = os::cvt32(unsafe { libc::epoll_wait(epfd, evs.as_mut_ptr(), evs.len() as i32, cap) });
+        if n == 0 || (n < 0 && n != -libc::EINTR) {
+            let s = R.lock();
+            if s.epoch == os::epoch() && !fds_ok(&s) {
+                os::numbers_lost();
+            }
+            continue;
+        }
         for ev in evs.iter().take(n.max(0) as usize) {
             let data = ev.u64;
             match data & 7 {
-                TAG_WAKE => os::eventfd_drain(R.lock().wakefd),
+                TAG_WAKE => {
+                    os::eventfd_drain(R.lock().wakefd);
+                }
                 TAG_TIMER => expire(),
                 _ => {
                     if let Some(ring) = table::lookup_index((data >> 3) as usize) {
@@ -163,7 +215,13 @@ extern "C" fn main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
 pub(crate) fn add_set(set: i32, idx: u32) -> Result<i32, i32> {
     let mut s = R.lock();
     ensure(&mut s)?;
-    let r = ctl(s.epfd, libc::EPOLL_CTL_ADD, set, (libc::EPOLLIN | libc::EPOLLONESHOT) as u32, TAG_SET | (idx as u64) << 3);
+    let add = |s: &State| ctl(s.epfd, libc::EPOLL_CTL_ADD, set, (libc::EPOLLIN | libc::EPOLLONESHOT) as u32, TAG_SET | (idx as u64) << 3);
+    let mut r = add(&s);
+    if r < 0 && !fds_ok(&s) {
+        os::numbers_lost();
+        recover(&mut s);
+        r = add(&s);
+    }
     if r < 0 {
         return Err(r);
     }
@@ -334,7 +392,10 @@ pub(crate) fn maybe_stop() {
         if !s.running {
             return;
         }
-        os::eventfd_signal(s.wakefd);
+        if !os::anon_ok(s.wakefd) || os::eventfd_signal(s.wakefd) < 0 {
+            // Its fds are gone: it finds that itself, within IDLE_CAP_MS.
+            return;
+        }
     }
     for _ in 0..2000 {
         let mut s = R.lock();

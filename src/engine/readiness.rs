@@ -35,6 +35,8 @@ const BATCH: usize = 32;
 /// sleeping (CQEs always ready, or a failing wait) would otherwise keep
 /// the set from everybody.
 const FETCH_GAP_NS: u64 = 50_000;
+/// The longest a server sleeps in one go (see `serve`).
+const SLEEP_CAP_NS: u64 = 1_000_000_000;
 
 pub(crate) struct Readiness {
     /// The set's epoll fd; -1 until the ring first arms a request.
@@ -101,7 +103,7 @@ impl Readiness {
             return Ok(e);
         }
         // SAFETY: plain fd creation.
-        let epfd = os::cvt32(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) });
+        let epfd = os::high(os::cvt32(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) }));
         if epfd < 0 {
             return Err(epfd);
         }
@@ -226,9 +228,14 @@ impl Readiness {
     /// Wakes a sleeping server (called after a SeqCst fence that orders
     /// the ring change before this load).
     #[inline]
-    pub(crate) fn kick(&self) {
-        if self.sleeping.load(Ordering::Relaxed) && self.sleeping.swap(false, Ordering::SeqCst) {
-            os::eventfd_signal(self.wakefd.load(Ordering::Relaxed));
+    pub(crate) fn kick(&self, ctx: &Ctx) {
+        if self.sleeping.load(Ordering::Relaxed)
+            && self.sleeping.swap(false, Ordering::SeqCst)
+            && !ctx.is_lost()
+            && os::eventfd_signal(self.wakefd.load(Ordering::Relaxed)) < 0
+        {
+            // Closed behind the engine's back.
+            ctx.lose();
         }
     }
 
@@ -237,11 +244,17 @@ impl Readiness {
     /// no wait) with `sig` as the signal mask, then runs the ready
     /// requests. Returns the number of events, or -EINTR.
     pub(crate) fn serve(&self, ctx: &Ctx, until: Option<u64>, sig: Option<&libc::sigset_t>) -> i32 {
+        if ctx.is_lost() {
+            return 0;
+        }
         let mut evs = [libc::epoll_event { events: 0, u64: 0 }; BATCH];
         let n = wait(self.epfd.load(Ordering::Relaxed), &mut evs, until, sig);
         self.quiet();
         self.fetched.store(os::now_ns(), Ordering::Relaxed);
         if n < 0 {
+            if n == -libc::EBADF || n == -libc::EINVAL {
+                ctx.lose();
+            }
             return if n == -libc::EINTR { n } else { 0 };
         }
         for ev in &evs[..n as usize] {
@@ -283,13 +296,17 @@ impl Readiness {
         self.cover_due.store(false, Ordering::Relaxed);
     }
 
-    /// Closes the set (the ring is being freed).
-    pub(crate) fn close(&self) {
+    /// Closes the set (the ring is being freed); a `lost` ring's numbers
+    /// are left alone.
+    pub(crate) fn close(&self, lost: bool) {
         let epfd = self.epfd.swap(-1, Ordering::AcqRel);
         if epfd >= 0 {
             reactor::forget_set(epfd);
-            os::close(epfd);
-            os::close(self.wakefd.swap(-1, Ordering::Relaxed));
+            let wake = self.wakefd.swap(-1, Ordering::Relaxed);
+            if !lost {
+                os::close(epfd);
+                os::close(wake);
+            }
         }
         for g in core::mem::take(&mut self.state.lock().graves) {
             // SAFETY: nothing serves a ring being freed.
@@ -301,7 +318,7 @@ impl Readiness {
 /// Puts a forked ring's fd in set `epfd`, edge-triggered: each post from
 /// any process signals it (see `Ctx::wake_other_processes`).
 fn watch_ring_fd(epfd: i32, ctx: &Ctx) -> i32 {
-    match ctx.with_fd(|fd| ctl(epfd, libc::EPOLL_CTL_ADD, fd, (libc::EPOLLIN | libc::EPOLLET) as u32, TAG_WAKE)) {
+    match ctl(epfd, libc::EPOLL_CTL_ADD, ctx.efd, (libc::EPOLLIN | libc::EPOLLET) as u32, TAG_WAKE) {
         e if e == -libc::EEXIST => 0,
         r => r,
     }
@@ -315,7 +332,9 @@ fn watch_ring_fd(epfd: i32, ctx: &Ctx) -> i32 {
 /// unless a handler ran, and the events are fetched after it.
 fn wait(epfd: i32, evs: &mut [libc::epoll_event], until: Option<u64>, sig: Option<&libc::sigset_t>) -> i32 {
     let sigp = sig.map_or(core::ptr::null(), |s| s as *const libc::sigset_t);
-    let rel = until.map(|u| if u == 0 { 0 } else { u.saturating_sub(os::now_ns()) });
+    // A sleep ends within SLEEP_CAP_NS, so that a set closed behind the
+    // engine's back (which wakes nobody) is found by the next call.
+    let rel = Some(until.map_or(SLEEP_CAP_NS, |u| if u == 0 { 0 } else { u.saturating_sub(os::now_ns()).min(SLEEP_CAP_NS) }));
     if rel != Some(0) && crate::sys::KERNEL_RING_MADE.load(Ordering::Relaxed) {
         let ts = rel.map(os::ns_to_timespec);
         let tsp = ts.as_ref().map_or(core::ptr::null(), |t| t as *const libc::timespec);
@@ -393,8 +412,12 @@ pub(crate) fn arm(ctx: &Ctx, r: ReqPtr, events: u32) -> Result<(), i32> {
     q.flags |= rf::EPOLLED;
     ctx.list(r, st::ARMED);
     let op = if first { libc::EPOLL_CTL_ADD } else { libc::EPOLL_CTL_MOD };
-    let ret = ctl(epfd, op, fd, events, r.addr());
+    let ret = if ctx.is_lost() { -libc::EBADF } else { ctl(epfd, op, fd, events, r.addr()) };
     if ret < 0 {
+        if (ret == -libc::EBADF || ret == -libc::EINVAL) && !os::anon_ok(epfd) {
+            // The set was closed behind the engine's back.
+            ctx.lose();
+        }
         if !ctx.claim(r, st::ARMED, st::IDLE) {
             // A canceller took it meanwhile and completes it.
             return Ok(());
@@ -418,7 +441,7 @@ pub(crate) fn arm_io(ctx: &Ctx, r: ReqPtr, mask: u32) -> Result<(), i32> {
 /// Stops watching a request's file (its owner is about to complete it).
 pub(crate) fn disarm(r: &req::Req) {
     let epfd = r.ctx().ready.epfd.load(Ordering::Acquire);
-    if epfd >= 0 {
+    if epfd >= 0 && !r.ctx().is_lost() {
         ctl(epfd, libc::EPOLL_CTL_DEL, r.file, 0, 0);
     }
 }
@@ -431,7 +454,9 @@ pub(crate) fn bury(ctx: &Ctx, r: ReqPtr) {
     let q = unsafe { r.get() };
     disarm(q);
     if q.flags & rf::OWN_FILE != 0 {
-        os::close(q.file);
+        if !ctx.is_lost() {
+            os::close(q.file);
+        }
         q.file = -1;
     }
     let mut s = ctx.ready.state.lock();

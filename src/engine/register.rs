@@ -256,21 +256,26 @@ fn enable(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
     0
 }
 
+/// IORING_REGISTER_EVENTFD(_ASYNC): the kernel takes a reference to the
+/// eventfd (-EBADF for a closed fd, -EINVAL for a file that is no
+/// eventfd); the engine keeps a dup of its own, at an engine number.
 fn eventfd(ctx: &Ctx, arg: u64, nr: u32, async_only: bool) -> i32 {
     if nr != 1 {
         return -libc::EINVAL;
+    }
+    if ctx.evfd.load(Ordering::Acquire) & EVFD_PRESENT != 0 {
+        return -libc::EBUSY;
     }
     let fd: i32 = match read(arg) {
         Ok(v) => v,
         Err(e) => return e,
     };
-    if ctx.evfd.load(Ordering::Acquire) & EVFD_PRESENT != 0 {
-        return -libc::EBUSY;
+    if let Err(e) = is_eventfd(fd) {
+        return e;
     }
-    // Like the kernel's reference on the eventfd: it outlives the app's fd.
     let d = os::dup(fd);
     if d < 0 {
-        return -libc::EBADF;
+        return d;
     }
     let v = d as u32 as u64 | EVFD_PRESENT | if async_only { EVFD_ASYNC } else { 0 };
     if ctx.evfd.compare_exchange(0, v, Ordering::AcqRel, Ordering::Acquire).is_err() {
@@ -280,12 +285,44 @@ fn eventfd(ctx: &Ctx, arg: u64, nr: u32, async_only: bool) -> i32 {
     0
 }
 
+/// Whether `fd` is an open eventfd: its /proc link names it so. Without
+/// /proc, any anonymous-inode file passes (the ring's own eventfd taught
+/// `os::anon_ok` what one looks like).
+fn is_eventfd(fd: i32) -> Result<(), i32> {
+    // -EBADF for a closed fd.
+    os::ident(fd)?;
+    let path = alloc::format!("/proc/self/fd/{fd}\0");
+    let mut buf = [0u8; 32];
+    // SAFETY: a NUL-terminated path, a live buffer of buf.len() bytes.
+    let n = unsafe { libc::readlink(path.as_ptr() as *const libc::c_char, buf.as_mut_ptr() as *mut libc::c_char, buf.len()) };
+    let ok = if n > 0 {
+        &buf[..n as usize] == b"anon_inode:[eventfd]"
+    } else {
+        os::anon_ok(fd)
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(-libc::EINVAL)
+    }
+}
+
+/// IORING_UNREGISTER_EVENTFD: once it returns, no signal reaches the
+/// eventfd (nor whatever file its number may hold next).
 fn unregister_eventfd(ctx: &Ctx) -> i32 {
-    let v = ctx.evfd.swap(0, Ordering::AcqRel);
+    let v = ctx.evfd.swap(0, Ordering::SeqCst);
     if v & EVFD_PRESENT == 0 {
         return -libc::ENXIO;
     }
-    os::close(v as u32 as i32);
+    // Pairs with `Ctx::signal_eventfd`: a signaller counted before the
+    // swap may still write to the dup.
+    while ctx.evfd_users.load(Ordering::SeqCst) != 0 {
+        // SAFETY: sched_yield has no preconditions.
+        unsafe { libc::sched_yield() };
+    }
+    if !ctx.is_lost() {
+        os::close(v as u32 as i32);
+    }
     0
 }
 

@@ -224,7 +224,8 @@ pub(crate) fn free(ctx: &Ctx, req: ReqPtr) {
         // event batch; it also unregisters the file before closing it.
         super::readiness::bury(ctx, req);
     } else {
-        if r.flags & rf::OWN_FILE != 0 {
+        // A lost ring's dups may be the application's files by now.
+        if r.flags & rf::OWN_FILE != 0 && !ctx.is_lost() {
             os::close(r.file);
         }
         // SAFETY: allocated by `alloc` through Box and owned by us.
@@ -270,10 +271,15 @@ impl Ctx {
     }
 
     /// Runs DEFER_TASKRUN completions (on the submitter thread).
+    #[inline]
     pub(crate) fn run_task_work(&self) {
-        if !self.tw_pending.load(Ordering::SeqCst) {
-            return;
+        if self.tw_pending.load(Ordering::SeqCst) {
+            self.run_task_work_now();
         }
+    }
+
+    #[inline(never)]
+    fn run_task_work_now(&self) {
         loop {
             let work = {
                 let mut inner = self.inner.lock();

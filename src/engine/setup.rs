@@ -113,7 +113,7 @@ fn memory(p: &io_uring_params, rings_len: usize, sqes_len: usize) -> Result<Memo
         -1
     } else {
         // SAFETY: NUL-terminated name; flags known to the kernel.
-        let fd = unsafe { libc::memfd_create(c"liburing-rs-ring".as_ptr(), libc::MFD_CLOEXEC) };
+        let fd = os::high(unsafe { libc::memfd_create(c"liburing-rs-ring".as_ptr(), libc::MFD_CLOEXEC) });
         if fd < 0 {
             return Err(os::errno());
         }
@@ -197,10 +197,12 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
         e
     };
     let mem = memory(p, rings_len, sqes_len).map_err(fail)?;
-    let fd = os::eventfd();
-    if fd < 0 {
-        release_memory(&mem);
-        return Err(fail(fd));
+    let fd = os::app_eventfd();
+    let efd = if fd < 0 { fd } else { os::dup(fd) };
+    if efd < 0 {
+        os::close(fd);
+        release_memory(&mem, false);
+        return Err(fail(efd));
     }
     super::fork::install();
     super::creds::note_setup();
@@ -222,7 +224,10 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
     };
     let ctx = Box::new(Ctx {
         fd: AtomicI32::new(fd),
-        fd_users: AtomicU32::new(0),
+        efd,
+        epoch: os::epoch(),
+        fd_lost: AtomicBool::new(false),
+        app_fd_checked: AtomicU64::new(0),
         flags: p.flags,
         fork_gen: AtomicU32::new(table::FORK_GEN.load(Ordering::Relaxed)),
         forked: AtomicBool::new(false),
@@ -244,6 +249,7 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
         disabled: AtomicBool::new(p.flags & IORING_SETUP_R_DISABLED != 0),
         submitter: AtomicU64::new(0),
         evfd: AtomicU64::new(0),
+        evfd_users: AtomicU32::new(0),
         tw_pending: AtomicBool::new(false),
         deferred_pending: AtomicBool::new(false),
         fired_pending: AtomicBool::new(false),
@@ -321,12 +327,15 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
     Ok(handle)
 }
 
-fn release_memory(mem: &Memory) {
+/// Unmaps the ring memory, and closes its memfd unless `lost` (see `Ctx::lost`).
+fn release_memory(mem: &Memory, lost: bool) {
     if mem.owned {
         // SAFETY: the engine mapped rings and SQEs as one block at `rings`.
         unsafe { crate::sys::munmap(mem.rings as *mut core::ffi::c_void, mem.rings_len + mem.sqes_len) };
     }
-    os::close(mem.memfd);
+    if !lost {
+        os::close(mem.memfd);
+    }
 }
 
 impl Ctx {
@@ -366,11 +375,26 @@ impl Ctx {
     pub(crate) unsafe fn release(ctx: *mut Ctx) {
         // SAFETY: per the contract.
         let c = unsafe { Box::from_raw(ctx) };
-        c.ready.close();
-        release_memory(&c.mem);
+        // A lost ring's numbers may hold the application's files by now:
+        // they are left as they are.
+        let lost = c.is_lost();
+        c.ready.close(lost);
+        release_memory(&c.mem, lost);
         // SAFETY: per the contract, the ring is unused.
         unsafe { c.cq_xlock.unmap() };
-        os::close(c.fd());
+        // The application's number is closed as liburing closes a kernel
+        // ring's, unless it holds another file by now.
+        let fd = c.fd();
+        if fd >= 0 && !lost && os::same_file(fd, c.efd) == Ok(true) {
+            os::close(fd);
+        }
+        if !lost {
+            os::close(c.efd);
+            let ev = c.evfd.load(Ordering::Acquire);
+            if ev & super::ctx::EVFD_PRESENT != 0 {
+                os::close(ev as u32 as i32);
+            }
+        }
         drop(c);
     }
 }
@@ -381,9 +405,10 @@ pub(crate) fn shutdown(r: RingRef) {
     let ctx = r.ctx();
     if !super::fork::ours(ctx) {
         // The parent's ring, in a child: its threads are not here and its
-        // locks may be held. Give back this process's fd and mapping only.
+        // locks may be held. Give back this process's fds and mapping only.
         os::close(ctx.fd());
-        release_memory(&ctx.mem);
+        os::close(ctx.efd);
+        release_memory(&ctx.mem, false);
         // SAFETY: this process's threads never post to the ring any more
         // (it is not its own).
         unsafe { ctx.cq_xlock.unmap() };

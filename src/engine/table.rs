@@ -243,7 +243,7 @@ pub(crate) fn unregister_index(idx: u32) -> Result<Option<RingRef>, i32> {
 
 /// io_uring_close_ring_fd, and IORING_SETUP_REGISTERED_FD_ONLY: the ring
 /// is no longer found by its fd, only by its registered indexes (it must
-/// have one). Its eventfd lives on under another number (`Ctx::move_fd`).
+/// have one).
 pub(crate) fn unmap_fd(fd: i32) -> Result<(), i32> {
     let _g = REGISTRY.lock();
     let slot = fd_slot(fd, false).ok_or(-libc::EBADF)?;
@@ -255,8 +255,15 @@ pub(crate) fn unmap_fd(fd: i32) -> Result<(), i32> {
         return Err(-libc::EINVAL);
     }
     let Some(r) = get_idx(v as usize - 1) else { return Err(-libc::EBADF) };
-    r.ctx().move_fd()?;
+    let ctx = r.ctx();
     slot.store(0, Ordering::Release);
+    ctx.fd.store(-1, Ordering::Release);
+    // The engine's own dup (`Ctx::efd`) keeps the file; the number is
+    // closed, as liburing closes a kernel ring's, unless it holds another
+    // file by now.
+    if super::os::same_file(fd, ctx.efd) == Ok(true) {
+        super::os::close(fd);
+    }
     Ok(())
 }
 

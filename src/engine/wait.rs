@@ -184,6 +184,13 @@ fn wait<'a>(ctx: &'a Ctx, min: u32, flags: u32, w: &WaitArgs, serving: &mut Opti
         sig = Some(set);
     }
     let start = os::now_ns();
+    // Reached through the application's number (`Ctx::fd`): it is checked
+    // where a wait may sleep, which costs system calls anyway.
+    if flags & IORING_ENTER_REGISTERED_RING == 0 {
+        if let Err(e) = ctx.check_app_fd_due(ctx.fd(), start) {
+            return e;
+        }
+    }
     let min_deadline = if w.min_wait_ns != 0 { Some(start + w.min_wait_ns) } else { None };
     // The timeout only counts once the minimum wait is over: a shorter
     // one ends the wait at the minimum, with -ETIME, as in the kernel.
@@ -201,6 +208,9 @@ fn wait<'a>(ctx: &'a Ctx, min: u32, flags: u32, w: &WaitArgs, serving: &mut Opti
             *serving = Some(Serving(ctx));
         }
         let seq = waiter.prepare();
+        if ctx.is_lost() {
+            break -libc::EBADF;
+        }
         ctx.run_task_work();
         ctx.flush_overflow();
         let tail = ctx.word(off::CQ_TAIL).load(Ordering::Acquire);

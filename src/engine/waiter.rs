@@ -14,7 +14,11 @@ use super::os;
 use super::lock::{futex_wait, futex_wait_shared};
 
 extern "C" fn close_thread_fd(v: *mut core::ffi::c_void) {
-    os::close(v as usize as i32 - 1);
+    let fd = v as usize as i32 - 1;
+    // Not if closed behind the engine's back: the number may be another's.
+    if os::anon_ok(fd) {
+        os::close(fd);
+    }
 }
 
 /// The calling thread's wake eventfd (value: fd + 1).
@@ -38,6 +42,13 @@ fn thread_fd() -> Result<i32, i32> {
     Ok(fd)
 }
 
+/// Forgets the calling thread's wake eventfd, found closed behind the
+/// engine's back: its number may be another file's by now.
+fn forget_thread_fd() {
+    // Clearing the value runs no destructor.
+    THREAD_FD.set(core::ptr::null_mut());
+}
+
 /// In a forked child: the inherited wake fd shares its eventfd with the
 /// parent's thread; drop it.
 ///
@@ -56,6 +67,8 @@ pub(crate) unsafe fn after_fork_child() {
 /// How long a signal-mask wait on a forked ring sleeps at most: posters
 /// in other processes cannot reach its eventfd.
 const FORKED_SIG_NAP_NS: u64 = 1_000_000;
+/// How long any other wait sleeps at most (see `sleep`).
+const NAP_NS: u64 = 1_000_000_000;
 
 /// A thread registered as waiting on a ring.
 pub(crate) struct Waiter<'a> {
@@ -116,6 +129,29 @@ impl<'a> Waiter<'a> {
         }
     }
 
+    /// The wake eventfd `old` was closed behind the engine's back, or is
+    /// of an older epoch: the thread takes a fresh one.
+    #[cold]
+    fn replace_fd(&mut self, old: i32) -> i32 {
+        if !os::stale(old) {
+            os::numbers_lost();
+        }
+        forget_thread_fd();
+        let Ok(new) = thread_fd() else {
+            self.ctx.lose();
+            return 0;
+        };
+        let mut w = self.ctx.sig_waiters.lock();
+        if let Some(f) = w.iter_mut().find(|f| **f == old) {
+            *f = new;
+        }
+        drop(w);
+        if let Some((_, fd)) = &mut self.sig {
+            *fd = new;
+        }
+        0
+    }
+
     /// Called before each look at the ring: returns the `cq_seq` to pass
     /// to `sleep`. A server announces itself first, so that whatever
     /// changes the ring after its look signals it.
@@ -148,6 +184,10 @@ impl<'a> Waiter<'a> {
         }
         match &self.sig {
             None => {
+                // At most a nap: a ring of an epoch that ended (see
+                // `Ctx::epoch`) may not wake its waiters.
+                let nap = os::now_ns() + NAP_NS;
+                let until = Some(until.map_or(nap, |u| u.min(nap)));
                 let r = if self.shared {
                     futex_wait_shared(self.seq_word(), seq, until)
                 } else {
@@ -163,21 +203,26 @@ impl<'a> Waiter<'a> {
                 if self.seq_word().load(Ordering::SeqCst) != seq {
                     return 0;
                 }
-                let nap = self.shared.then(|| os::now_ns() + FORKED_SIG_NAP_NS);
-                let until = match (until, nap) {
-                    (Some(u), Some(n)) => Some(u.min(n)),
-                    (u, n) => u.or(n),
-                };
-                let mut pfd = libc::pollfd { fd: *fd, events: libc::POLLIN, revents: 0 };
-                let ts = until.map(|u| os::ns_to_timespec(u.saturating_sub(os::now_ns())));
-                let tsp = ts.as_ref().map_or(core::ptr::null(), |t| t as *const libc::timespec);
-                // SAFETY: live pollfd, optional timespec and sigset.
-                let r = unsafe { libc::ppoll(&mut pfd, 1, tsp, set) };
+                // A nap at most: its eventfd closed behind the engine's
+                // back would wake nobody.
+                let now = os::now_ns();
+                let nap = now + if self.shared { FORKED_SIG_NAP_NS } else { NAP_NS };
+                let ts = os::ns_to_timespec(until.map_or(nap, |u| u.min(nap)).saturating_sub(now));
+                let fd = *fd;
+                if os::stale(fd) {
+                    return self.replace_fd(fd);
+                }
+                let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+                // SAFETY: live pollfd, timespec and sigset.
+                let r = unsafe { libc::ppoll(&mut pfd, 1, &ts, set) };
                 if r < 0 && os::errno() == -libc::EINTR {
                     return -libc::EINTR;
                 }
                 if r > 0 {
-                    os::eventfd_drain(*fd);
+                    if pfd.revents & libc::POLLNVAL != 0 || !os::anon_ok(fd) {
+                        return self.replace_fd(fd);
+                    }
+                    os::eventfd_drain(fd);
                 }
                 0
             }

@@ -71,7 +71,7 @@ fn issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
     if r.file < 0 && options & (libc::WSTOPPED | libc::WCONTINUED) == 0 {
         let fd = match which {
             // SAFETY: pidfd_open takes no memory.
-            libc::P_PID => unsafe { libc::syscall(libc::SYS_pidfd_open, id, 0) as i32 },
+            libc::P_PID => os::high(unsafe { libc::syscall(libc::SYS_pidfd_open, id, 0) as i32 }),
             libc::P_PIDFD => os::dup(id),
             _ => -1,
         };
