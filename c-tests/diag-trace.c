@@ -161,9 +161,6 @@ int main(int argc, char **argv)
 	int fd;
 
 	tu_set_name(argv[0]);
-	if (tu_on_engine())
-		SKIP("the trace and checker are tested on kernel rings; the "
-		     "userspace engine's opcode set and buffer rings differ");
 	if (argc == 3 && !strcmp(argv[1], "case")) {
 		if (!strcmp(argv[2], "ops"))
 			c_ops(getenv("DIAG_TRACE_DATA"));
