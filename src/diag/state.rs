@@ -24,7 +24,7 @@ const EXITED: usize = 16;
 const TRACKS: usize = 8;
 /// Lanes per track: requests in flight together go side by side, since a
 /// timeline track holds only slices that nest.
-pub const LANES: usize = 8;
+pub const LANES: usize = 32;
 
 // Table indices below are reduced modulo the table size even where they
 // are known to be in range: that spares the code its panic paths.
