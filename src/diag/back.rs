@@ -155,6 +155,7 @@ fn start_json(fd: i32) {
         return;
     }
     let mut o = Out::new(fd, -1);
+    o.page_safe();
     // SAFETY: no preconditions.
     json::header(&mut o, unsafe { libc::getpid() });
     o.flush();
@@ -178,7 +179,11 @@ impl Outs {
         let fd = TRACE_FD.load(Ordering::Relaxed);
         // Check lines are text: a JSON trace does not get them.
         let copy = if json() { -1 } else { fd };
-        Outs { trace: Out::new(fd, -1), check: Out::new(2, copy), mode: MODE.load(Ordering::Relaxed), found: false }
+        let mut trace = Out::new(fd, -1);
+        if json() {
+            trace.page_safe();
+        }
+        Outs { trace, check: Out::new(2, copy), mode: MODE.load(Ordering::Relaxed), found: false }
     }
 
     /// Text trace lines are wanted.
@@ -338,6 +343,14 @@ fn counters(st: &mut State, i: usize, stamp: &Stamp, o: &mut Outs) {
     }
 }
 
+/// A request whose completion the JSON trace will not show.
+fn unfinished(st: &mut State, f: &Flight, stamp: &Stamp, out: &mut Out) {
+    let Some(i) = st.index_of(f.ring) else { return };
+    let name = RingName { fd: st.ring(i).fd, is_index: st.ring(i).fd_is_index };
+    let at = lane(st, i, f.tid, None, stamp.pid, out);
+    json::unfinished(out, stamp.pid, at, name, f);
+}
+
 /// The JSON lane of thread `tid` on ring `i` for a slice over `span`
 /// (None: an instant, on the track's first lane); named when new.
 fn lane(st: &mut State, i: usize, tid: i32, span: Option<(u64, u64)>, pid: i32, out: &mut Out) -> u32 {
@@ -408,10 +421,14 @@ fn submissions(st: &mut State, i: Option<usize>, v: &RingView, stamp: &Stamp, o:
             st.last_seq = st.last_seq.wrapping_add(1).max(1);
             let seq = st.last_seq;
             if !quiet_chain {
-                st.depart(Flight {
+                let old = st.depart(Flight {
                     ring: id, epoch, user_data: s.user_data, t: stamp.mono, opcode: s.opcode, sqe_flags: s.flags,
                     tid: stamp.tid, fd: s.fd, len: s.len, seq, link_in,
                 });
+                // A request whose completion we never saw, now forgotten.
+                if let Some(old) = old.filter(|_| o.timeline()) {
+                    unfinished(st, &old, stamp, &mut o.trace);
+                }
             }
             link_in = 0;
             if s.flags & (IOSQE_IO_LINK | IOSQE_IO_HARDLINK) == 0 {
@@ -740,6 +757,13 @@ extern "C" fn exit(ring: *const IoUring) {
                 trace::exit(&mut o.trace, &stamp, name, &e);
             }
             if o.timeline() {
+                let id = st.ring(i).id;
+                for k in 0..state::FLIGHTS {
+                    let f = st.flight_at(k);
+                    if f.ring == id {
+                        unfinished(st, &f, &stamp, &mut o.trace);
+                    }
+                }
                 let t = &mut o.trace;
                 json::instant(t, stamp.pid, lane, name, stamp.mono, "exit");
                 json::arg_u(t, "submitted", e.submitted);

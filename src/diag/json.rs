@@ -111,6 +111,11 @@ pub fn slice(out: &mut Out, pid: i32, lane: u32, ring: RingName, f: &Flight, c: 
         .s(",\"len\":").u(f.len as u64).s(",\"user_data\":\"").hex(f.user_data).s("\",\"res\":");
     res(out, c.res).s(",\"flags\":\"").flags(f.sqe_flags as u64, &decode::SQE_FLAGS)
         .s("\",\"cqe_flags\":\"").cqe_flags(c.flags).s("\"}}").end();
+    flows(out, pid, lane, f);
+}
+
+/// The flows into and out of request `f`, bound to its event on `lane`.
+fn flows(out: &mut Out, pid: i32, lane: u32, f: &Flight) {
     if f.link_in != 0 {
         event(out, "f", pid, lane, f.t).s(",\"bp\":\"e\",\"cat\":\"link\",\"name\":\"link\",\"id\":")
             .u(f.link_in as u64).s("}").end();
@@ -131,6 +136,17 @@ pub fn cqe(out: &mut Out, pid: i32, lane: u32, ring: RingName, c: &Cqe, op: Opti
     out.s(",\"args\":{\"ring\":");
     ring_str(out, ring).s(",\"user_data\":\"").hex(c.user_data).s("\",\"res\":");
     res(out, c.res).s(",\"cqe_flags\":\"").cqe_flags(c.flags).s("\"}}").end();
+}
+
+/// A request whose completion was never seen (consumed by the program
+/// before a library call let us look, or still in flight at exit), at
+/// its submission.
+pub fn unfinished(out: &mut Out, pid: i32, lane: u32, ring: RingName, f: &Flight) {
+    event(out, "i", pid, lane, f.t).s(",\"s\":\"t\",\"cat\":\"unfinished\",\"name\":");
+    op_str(out, f.opcode).s(",\"args\":{\"ring\":");
+    ring_str(out, ring).s(",\"tid\":").i(f.tid as i64).s(",\"fd\":").i(f.fd as i64)
+        .s(",\"user_data\":\"").hex(f.user_data).s("\"}}").end();
+    flows(out, pid, lane, f);
 }
 
 /// The ring's two counters.

@@ -13,7 +13,7 @@ use core::ptr;
 /// registration checks until a slot frees up.
 pub const MAX_RINGS: usize = 64;
 /// Requests remembered between submission and completion.
-const FLIGHTS: usize = 4096;
+pub const FLIGHTS: usize = 4096;
 /// Slots searched for a request; beyond that the oldest is forgotten.
 const PROBE: usize = 8;
 /// Provided-buffer groups remembered per ring.
@@ -391,8 +391,8 @@ impl State {
 
     /// Remembers a submission, replacing an earlier one with the same
     /// user_data, else taking a free slot, else the oldest nearby; the
-    /// rings' in-flight counts follow.
-    pub fn depart(&mut self, f: Flight) {
+    /// rings' in-flight counts follow. Returns the request it displaced.
+    pub fn depart(&mut self, f: Flight) -> Option<Flight> {
         let s = self.slot(f.ring, f.user_data).unwrap_or_else(|| {
             let h = Self::home(f.ring, f.user_data);
             let near = (0..PROBE).map(|k| (h + k) % FLIGHTS);
@@ -400,10 +400,21 @@ impl State {
                 .find(|&s| self.flights[s % FLIGHTS].ring == 0)
                 .unwrap_or_else(|| near.min_by_key(|&s| self.flights[s % FLIGHTS].t).unwrap_or(h))
         });
-        let old = self.flights[s % FLIGHTS].ring;
-        self.count(old, false);
+        let old = self.flights[s % FLIGHTS];
+        self.count(old.ring, false);
         self.flights[s % FLIGHTS] = f;
         self.count(f.ring, true);
+        (old.ring != 0).then_some(old)
+    }
+
+    /// The table index of the ring with id `id`.
+    pub fn index_of(&self, id: u32) -> Option<usize> {
+        self.rings.iter().position(|r| id != 0 && r.id == id)
+    }
+
+    /// Slot `k` of the table of requests in flight (ring 0: free).
+    pub fn flight_at(&self, k: usize) -> Flight {
+        self.flights[k % FLIGHTS]
     }
 
     /// Forgets a request that completed for good.

@@ -41,6 +41,8 @@ pub struct RingSum {
     pub name: [u8; 16],
     pub name_len: usize,
     pub requests: u64,
+    /// Completions the program consumed before the trace saw them.
+    pub unseen: u64,
     in_flight: i64,
     computed_peak: i64,
     /// From the ring's exit event, when it has one.
@@ -57,7 +59,9 @@ impl RingSum {
 
 #[derive(Clone, Copy, Default)]
 struct OpSum {
+    /// Requests submitted, and those whose last completion was traced.
     count: u64,
+    done: u64,
     /// Completions with IORING_CQE_F_MORE: a multishot request's results
     /// before its last.
     more: u64,
@@ -234,13 +238,16 @@ impl<'a> Trace<'a> {
         }
     }
 
+    fn request(&mut self, ring: usize, op: u8) {
+        self.ops[op as usize].count += 1;
+        self.rings[ring].requests += 1;
+    }
+
     fn completed(&mut self, r: Req, res: &[u8]) {
-        self.ops[r.op as usize].count += 1;
+        self.ops[r.op as usize].done += 1;
         if r.err {
             self.error(r.op, res);
         }
-        let ring = &mut self.rings[r.ring as usize];
-        ring.requests += 1;
         if let Some(slot) = self.reqs.get_mut(self.n) {
             *slot = r;
             self.n += 1;
@@ -261,8 +268,10 @@ impl<'a> Trace<'a> {
             return;
         };
         let what = line.get(at + ring.len() + 7..).unwrap_or(&[]);
-        if what.starts_with(b"submit ") {
+        if let Some(rest) = what.strip_prefix(b"submit ") {
             self.submitted(ri, true);
+            let op = rest.split(|&c| c == b' ').next().unwrap_or(b"");
+            self.request(ri, opcode(op));
         } else if what.starts_with(b"complete ") {
             let flags = field(line, b" flags=").unwrap_or(b"0");
             let more = flags.windows(6).any(|w| w == b"F_MORE");
@@ -286,6 +295,9 @@ impl<'a> Trace<'a> {
             r.peak = field(line, b" peak_in_flight=").and_then(num);
             r.overflow = field(line, b" cq_overflow=").and_then(num);
             r.waited = field(line, b" waited=").and_then(dur_ns);
+        } else if what.ends_with(b" completions reaped before they could be traced") {
+            let n = what.split(|&c| c == b' ').next().and_then(num).unwrap_or(0);
+            self.rings[ri].unseen += n;
         }
     }
 
@@ -306,6 +318,7 @@ impl<'a> Trace<'a> {
                     err: res.starts_with(b"-"),
                     lane: 0,
                 };
+                self.request(ri, r.op);
                 self.completed(r, res);
             }
             b"i" if field(line, b"\"cat\":") == Some(b"completion") => {
@@ -313,6 +326,16 @@ impl<'a> Trace<'a> {
                 if field(line, b"\"cqe_flags\":").is_some_and(|f| f.windows(6).any(|w| w == b"F_MORE")) {
                     self.ops[op as usize].more += 1;
                 }
+            }
+            b"i" if field(line, b"\"cat\":") == Some(b"unfinished") => {
+                let Some(rn) = ring(line) else { return };
+                let ri = self.ring(pid, rn);
+                self.request(ri, opcode(field(line, b"\"name\":").unwrap_or(b"")));
+            }
+            b"i" if field(line, b"\"name\":") == Some(b"completions unseen") => {
+                let Some(rn) = ring(line) else { return };
+                let ri = self.ring(pid, rn);
+                self.rings[ri].unseen += field(line, b"\"count\":").and_then(num).unwrap_or(0);
             }
             b"i" if field(line, b"\"name\":") == Some(b"exit") => {
                 let Some(rn) = ring(line) else { return };
@@ -433,32 +456,37 @@ impl Trace<'_> {
     }
 
     fn text<W: Write>(&mut self, o: &mut W) -> fmt::Result {
-        writeln!(o, "{:<16} {:>8} {:>7} {:>9} {:>9} {:>9} {:>9}  errors", "opcode", "count", "more", "p50", "p90", "p99", "max")?;
+        writeln!(o, "{:<16} {:>8} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9}  errors", "opcode", "count", "unseen", "more",
+            "p50", "p90", "p99", "max")?;
         let n = self.n;
         let reqs = core::mem::take(&mut self.reqs);
         let r = by_op(&mut reqs[..n], |op, g| {
             let d = Durs(g);
-            write!(o, "{:<16} {:>8} {:>7} {:>9} {:>9} {:>9} {:>9}  ", op_name(op), g.len(), self.ops[op as usize].more,
+            let s = &self.ops[op as usize];
+            write!(o, "{:<16} {:>8} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9}  ", op_name(op), s.count,
+                s.count.saturating_sub(s.done), s.more,
                 Opt(Some(d.at(50)), true), Opt(Some(d.at(90)), true), Opt(Some(d.at(99)), true), Opt(Some(d.at(100)), true))?;
             self.errors(op, o, false)?;
             o.write_str("\n")
         });
         self.reqs = reqs;
         r?;
-        // Opcodes seen only through F_MORE completions.
+        // Opcodes whose requests never completed visibly.
         for op in 0..=255u8 {
             let s = &self.ops[op as usize];
-            if s.count == 0 && s.more > 0 {
-                writeln!(o, "{:<16} {:>8} {:>7} {:>9} {:>9} {:>9} {:>9}  -", op_name(op), 0, s.more, "-", "-", "-", "-")?;
+            if s.done == 0 && (s.count > 0 || s.more > 0) {
+                writeln!(o, "{:<16} {:>8} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9}  -", op_name(op), s.count, s.count, s.more,
+                    "-", "-", "-", "-")?;
             }
         }
         writeln!(o)?;
-        writeln!(o, "{:<24} {:>9} {:>14} {:>11} {:>10}", "ring", "requests", "peak_in_flight", "cq_overflow", "waited")?;
+        writeln!(o, "{:<24} {:>9} {:>13} {:>14} {:>11} {:>10}", "ring", "requests", "unseen_cqes", "peak_in_flight",
+            "cq_overflow", "waited")?;
         for r in &self.rings[..self.nrings] {
             let mut l = uring::diag::Line::<64>::new();
             let _ = write!(l, "ring {} pid {}", Text(r.name()), r.pid);
             let peak = r.peak.unwrap_or(r.computed_peak.max(0) as u64);
-            writeln!(o, "{:<24} {:>9} {:>14} {:>11} {:>10}", l.as_str(), r.requests, peak,
+            writeln!(o, "{:<24} {:>9} {:>13} {:>14} {:>11} {:>10}", l.as_str(), r.requests, r.unseen, peak,
                 Opt(r.overflow, false), Opt(r.waited, true))?;
         }
         Ok(())
@@ -473,7 +501,9 @@ impl Trace<'_> {
         let mut sep = "";
         let r = by_op(&mut reqs[..n], |op, g| {
             let d = Durs(g);
-            write!(o, "{sep}{{\"op\":\"{}\",\"count\":{},\"more\":{},\"errors\":{{", op_name(op), g.len(), self.ops[op as usize].more)?;
+            let s = &self.ops[op as usize];
+            write!(o, "{sep}{{\"op\":\"{}\",\"count\":{},\"unseen\":{},\"more\":{},\"errors\":{{", op_name(op), s.count,
+                s.count.saturating_sub(s.done), s.more)?;
             self.errors(op, o, true)?;
             write!(o, "}},\"p50_ns\":{},\"p90_ns\":{},\"p99_ns\":{},\"max_ns\":{}}}", d.at(50), d.at(90), d.at(99), d.at(100))?;
             sep = ",";
@@ -481,11 +511,20 @@ impl Trace<'_> {
         });
         self.reqs = reqs;
         r?;
+        for op in 0..=255u8 {
+            let s = &self.ops[op as usize];
+            if s.done == 0 && (s.count > 0 || s.more > 0) {
+                write!(o, "{sep}{{\"op\":\"{}\",\"count\":{},\"unseen\":{},\"more\":{},\"errors\":{{}},\"p50_ns\":null,\
+                    \"p90_ns\":null,\"p99_ns\":null,\"max_ns\":null}}", op_name(op), s.count, s.count, s.more)?;
+                sep = ",";
+            }
+        }
         o.write_str("],\"rings\":[")?;
         for (k, r) in self.rings[..self.nrings].iter().enumerate() {
             let peak = r.peak.unwrap_or(r.computed_peak.max(0) as u64);
-            write!(o, "{}{{\"ring\":{},\"pid\":{},\"requests\":{},\"peak_in_flight\":{},\"cq_overflow\":{},\"waited_ns\":{}}}",
-                if k > 0 { "," } else { "" }, JStr(r.name()), r.pid, r.requests, peak,
+            write!(o, "{}{{\"ring\":{},\"pid\":{},\"requests\":{},\"unseen_cqes\":{},\"peak_in_flight\":{},\"cq_overflow\":{},\
+                \"waited_ns\":{}}}",
+                if k > 0 { "," } else { "" }, JStr(r.name()), r.pid, r.requests, r.unseen, peak,
                 super::JOpt(r.overflow), super::JOpt(r.waited))?;
         }
         o.write_str("]}\n")
