@@ -21,8 +21,11 @@ const MAX_BARS: usize = 20_000;
 const COLOURS: [&str; 10] =
     ["#4e79a7", "#f28e2b", "#59a14f", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#e15759"];
 
-fn colour(op: u8) -> &'static str {
-    COLOURS[op as usize % COLOURS.len()]
+/// Colours go to the opcodes present in order, so that two never share
+/// one unless more than ten appear.
+fn colour(seen: &[bool; 256], op: u8) -> &'static str {
+    let rank = seen.iter().take(op as usize).filter(|&&s| s).count();
+    COLOURS[rank % COLOURS.len()]
 }
 
 /// The summary table, kept in memory to be drawn as text.
@@ -85,6 +88,10 @@ pub fn draw(t: &mut Trace, o: &mut Out) -> fmt::Result {
         *hk = (*hk).max(k as u64 + 1);
     }
 
+    let mut seen = [false; 256];
+    for r in reqs.iter() {
+        seen[r.op as usize] = true;
+    }
     let table_lines = table.b[..table.len].split(|&c| c == b'\n').count() as u64;
     let mut h = 60;
     for (k, _) in t.rings[..t.nrings].iter().enumerate() {
@@ -143,19 +150,15 @@ pub fn draw(t: &mut Trace, o: &mut Out) -> fmt::Result {
             let yy = y + r.lane as u64 * LANE_H;
             let stroke = if r.err { " stroke=\"#d00\" stroke-width=\"1.5\"" } else { "" };
             writeln!(o, "<rect x=\"{x0:.1}\" y=\"{yy}\" width=\"{wd:.1}\" height=\"{}\" fill=\"{}\"{stroke}><title>{} {}</title></rect>",
-                LANE_H - 2, colour(r.op), op_name(r.op), Dur(r.dur))?;
+                LANE_H - 2, colour(&seen, r.op), op_name(r.op), Dur(r.dur))?;
         }
         y += heights[k] * LANE_H + 10;
     }
     // Legend: the opcodes present.
-    let mut seen = [false; 256];
-    for r in reqs.iter() {
-        seen[r.op as usize] = true;
-    }
     let mut lx = 10;
     for op in (0..256).filter(|&op| seen[op]) {
         writeln!(o, "<rect x=\"{lx}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">{}</text>",
-            legend_y, colour(op as u8), lx + 16, legend_y + 11, op_name(op as u8))?;
+            legend_y, colour(&seen, op as u8), lx + 16, legend_y + 11, op_name(op as u8))?;
         lx += 30 + 8 * op_name(op as u8).len() as u64;
     }
     writeln!(o, "<rect x=\"{lx}\" y=\"{legend_y}\" width=\"12\" height=\"12\" fill=\"white\" stroke=\"#d00\" stroke-width=\"1.5\"/>\
