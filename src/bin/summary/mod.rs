@@ -436,7 +436,7 @@ impl Trace<'_> {
                 write!(o, "{sep}{}:{}", JStr(&e.0[..e.1]), e.2)?;
                 sep = ",";
             } else {
-                write!(o, "{sep}{}x{}", Text(&e.0[..e.1]), e.2)?;
+                write!(o, "{sep}{}:{}", Text(&e.0[..e.1]), e.2)?;
                 sep = " ";
             }
             any = true;
@@ -445,7 +445,7 @@ impl Trace<'_> {
             if json {
                 write!(o, "{sep}\"other\":{}", s.other_errs)?;
             } else {
-                write!(o, "{sep}otherx{}", s.other_errs)?;
+                write!(o, "{sep}other:{}", s.other_errs)?;
             }
             any = true;
         }
@@ -561,6 +561,10 @@ pub fn run(file: &core::ffi::CStr, mode: Mode, out: &mut Out, err: &mut Out) -> 
         } else {
             t.text_line(line);
         }
+    }
+    if t.nrings == 0 {
+        let _ = writeln!(err, "uring-info: {}: no LIBURING_RS_TRACE events in it", Text(file.to_bytes()));
+        return 1;
     }
     let r = match mode {
         Mode::Text => t.text(out),
