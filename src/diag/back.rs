@@ -242,14 +242,14 @@ fn open_record(st: &mut State, ring: *const IoUring, v: &RingView) -> Option<usi
     r.cq_next = head;
     r.cq_head = head;
     r.engine = v.int_flags & crate::engine::INT_FLAG != 0;
-    probe(r);
     Some(i)
 }
 
-/// Asks the ring which opcodes it runs (the kernel or the engine answers).
-fn probe(r: &mut state::Ring) {
+/// Asks the ring which opcodes it runs (the kernel or the engine answers),
+/// a bit each. Called without STATE's lock: the engine takes its own.
+fn probe(v: &RingView) -> Option<[u64; 4]> {
     // SAFETY: LIB is set by init, before any hook runs.
-    let Some(lib) = (unsafe { LIB.load(Ordering::Acquire).as_ref() }) else { return };
+    let lib = unsafe { LIB.load(Ordering::Acquire).as_ref() }?;
     #[repr(C)]
     struct Probe {
         head: io_uring_probe,
@@ -257,16 +257,21 @@ fn probe(r: &mut state::Ring) {
     }
     // SAFETY: all-zero bytes are a valid Probe (plain integers).
     let mut p: Probe = unsafe { core::mem::zeroed() };
-    let op = IORING_REGISTER_PROBE | if r.fd_is_index { IORING_REGISTER_USE_REGISTERED_RING } else { 0 };
+    let (fd, op) = if v.ring_fd >= 0 {
+        (v.ring_fd, IORING_REGISTER_PROBE)
+    } else {
+        (v.enter_fd, IORING_REGISTER_PROBE | IORING_REGISTER_USE_REGISTERED_RING)
+    };
     // SAFETY: the buffer has room for the 256 entries announced.
-    if unsafe { (lib.register)(r.fd, op, (&mut p as *mut Probe).cast(), 256) } < 0 {
-        return;
+    if unsafe { (lib.register)(fd, op, (&mut p as *mut Probe).cast(), 256) } < 0 {
+        return None;
     }
+    let mut ops = [0u64; 4];
     let n = p.head.ops_len as usize;
     for o in p.ops.iter().take(n).filter(|o| o.flags & IO_URING_OP_SUPPORTED != 0) {
-        r.ops[(o.op / 64) as usize % 4] |= 1 << (o.op % 64);
+        ops[(o.op / 64) as usize % 4] |= 1 << (o.op % 64);
     }
-    r.probed = true;
+    Some(ops)
 }
 
 /// The ring's record, made on first sight for rings set up before we
@@ -536,11 +541,15 @@ extern "C" fn setup(ring: *const IoUring, entries: u32, flags: u32, ret: i32) {
     let v = unsafe { RingView::read(ring) };
     let stamp = Stamp::now();
     let mut o = Outs::new();
+    let ops = if ret >= 0 && v.live() { probe(&v) } else { None };
     STATE.with(|st| {
         st.forget_exit(ring as usize);
         let mut name = RingName { fd: -1, is_index: false };
         if ret >= 0 && v.live() {
             let i = open_record(st, ring, &v);
+            if let (Some(i), Some(ops)) = (i, ops) {
+                (st.ring(i).ops, st.ring(i).probed) = (ops, true);
+            }
             name = name_of(st, i, &v);
         }
         if o.tracing() {

@@ -111,17 +111,18 @@ pub fn slice(out: &mut Out, pid: i32, lane: u32, ring: RingName, f: &Flight, c: 
         .s(",\"len\":").u(f.len as u64).s(",\"user_data\":\"").hex(f.user_data).s("\",\"res\":");
     res(out, c.res).s(",\"flags\":\"").flags(f.sqe_flags as u64, &decode::SQE_FLAGS)
         .s("\",\"cqe_flags\":\"").cqe_flags(c.flags).s("\"}}").end();
-    flows(out, pid, lane, f);
+    flows(out, pid, lane, f, f.t + end.saturating_sub(f.t) / 2);
 }
 
-/// The flows into and out of request `f`, bound to its event on `lane`.
-fn flows(out: &mut Out, pid: i32, lane: u32, f: &Flight) {
+/// The flows into and out of request `f`, bound to its event on `lane`
+/// at `t`, inside it (viewers bind a flow to the slice enclosing it).
+fn flows(out: &mut Out, pid: i32, lane: u32, f: &Flight, t: u64) {
     if f.link_in != 0 {
-        event(out, "f", pid, lane, f.t).s(",\"bp\":\"e\",\"cat\":\"link\",\"name\":\"link\",\"id\":")
+        event(out, "f", pid, lane, t).s(",\"bp\":\"e\",\"cat\":\"link\",\"name\":\"link\",\"id\":")
             .u(f.link_in as u64).s("}").end();
     }
     if f.sqe_flags & (crate::sys::IOSQE_IO_LINK | crate::sys::IOSQE_IO_HARDLINK) as u8 != 0 {
-        event(out, "s", pid, lane, f.t).s(",\"cat\":\"link\",\"name\":\"link\",\"id\":").u(f.seq as u64).s("}").end();
+        event(out, "s", pid, lane, t).s(",\"cat\":\"link\",\"name\":\"link\",\"id\":").u(f.seq as u64).s("}").end();
     }
 }
 
@@ -146,7 +147,7 @@ pub fn unfinished(out: &mut Out, pid: i32, lane: u32, ring: RingName, f: &Flight
     op_str(out, f.opcode).s(",\"args\":{\"ring\":");
     ring_str(out, ring).s(",\"tid\":").i(f.tid as i64).s(",\"fd\":").i(f.fd as i64)
         .s(",\"user_data\":\"").hex(f.user_data).s("\"}}").end();
-    flows(out, pid, lane, f);
+    flows(out, pid, lane, f, f.t);
 }
 
 /// The ring's two counters.

@@ -174,7 +174,7 @@ pub struct Ring {
     pub shown: Option<(u32, u32)>,
     /// Time spent in the library's submit and wait calls, ns.
     pub waited: u64,
-    /// Opcodes the ring runs (a bit each), when asked (`probed`).
+    /// Opcodes the ring runs (a bit each), when asked at setup (`probed`).
     pub ops: [u64; 4],
     pub probed: bool,
     /// Served by the userspace engine.
