@@ -24,6 +24,12 @@ fn clock(id: libc::clockid_t) -> libc::timespec {
     ts
 }
 
+/// CLOCK_MONOTONIC in ns.
+pub fn mono_now() -> u64 {
+    let m = clock(libc::CLOCK_MONOTONIC);
+    m.tv_sec as u64 * 1_000_000_000 + m.tv_nsec as u64
+}
+
 impl Stamp {
     pub fn now() -> Stamp {
         let w = clock(libc::CLOCK_REALTIME);
