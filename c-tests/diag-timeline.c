@@ -7,8 +7,9 @@
  * json module then reads the file, with the closing bracket added as a
  * viewer would, and checks one slice per request with the right opcode
  * and result, the timeout's slice longer than the NOPs', a flow for each
- * of the two links, counters never below zero, and slices of one lane
- * that never overlap. A child killed with SIGKILL in the middle of a run
+ * of the two links (bound inside a slice), counters never below zero,
+ * slices of one lane that never overlap, and the wait for the timeout as
+ * a slice of the thread's library calls. A child killed with SIGKILL in the middle of a run
  * leaves a file that parses the same way. Then uring-info --summary, on
  * the text and JSON traces of examples/link-cp (a 2 MiB copy: 32 linked
  * READ/WRITE pairs) and of a multishot-recv echo server (20 messages:
@@ -167,19 +168,22 @@ static void c_echo(void)
 
 /* The checks on a JSON trace, in python3 (argv: file, then
  * "user_data:OPCODE:res" for each request expected, "links=N",
- * "longer=A,B" for a slice (A) that must outlast another). */
+ * "longer=A,B" for a slice (A) that must outlast another, "waits" for a
+ * library call slice as long as the timeout). */
 static const char *checker =
 "import json, sys\n"
 "text = open(sys.argv[1]).read()\n"
 "assert text.startswith('['), 'no array'\n"
 "ev = json.loads(text if text.rstrip().endswith(']') else text + ']')\n"
-"sl = [e for e in ev if e['ph'] == 'X']\n"
+"sl = [e for e in ev if e['ph'] == 'X' and e['cat'] == 'request']\n"
 "by = {}\n"
 "for e in sl:\n"
 "    assert e['dur'] >= 0, e\n"
 "    by.setdefault(int(e['args']['user_data'], 16), []).append(e)\n"
 "lanes = {}\n"
-"for e in sl:\n"
+"for e in ev:\n"
+"    if e['ph'] != 'X':\n"
+"        continue\n"
 "    lanes.setdefault((e['pid'], e['tid']), []).append((e['ts'], e['ts'] + e['dur']))\n"
 "for k, v in lanes.items():\n"
 "    v.sort()\n"
@@ -206,6 +210,8 @@ static const char *checker =
 "    elif a.startswith('longer='):\n"
 "        x, y = (int(n) for n in a[7:].split(','))\n"
 "        assert by[x][0]['dur'] > by[y][0]['dur'], ('duration order', by[x], by[y])\n"
+"    elif a == 'waits':\n"
+"        assert any(e['ph'] == 'X' and e['cat'] == 'call' and e['dur'] >= 15000 for e in ev), 'no wait of the timeout'\n"
 "    elif a.startswith('min='):\n"
 "        assert len(sl) >= int(a[4:]), ('slices', len(sl))\n"
 "    else:\n"
@@ -404,7 +410,7 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/trace.%d", dir, (int)r.pid);
 	CHECK(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0600, "trace file mode %o, want 0600", sb.st_mode & 0777);
 	snprintf(args, sizeof(args), "1:NOP:0 2:NOP:0 3:NOP:0 4:OPENAT:-ENOENT 5:TIMEOUT:-ETIME 6:READ:%zu "
-		 "links=2 longer=5,1 longer=5,6", sizeof(buf));
+		 "links=2 longer=5,1 longer=5,6 waits", sizeof(buf));
 	py_check(path, args);
 	unlink(path);
 

@@ -32,6 +32,8 @@ static TRACE_FD: AtomicI32 = AtomicI32::new(2);
 static FORMAT: AtomicU8 = AtomicU8::new(TEXT);
 const TEXT: u8 = 0;
 const JSON: u8 = 1;
+/// Library calls at least this long (ns) are slices of the JSON trace.
+const CALL_SLICE_NS: u64 = 20_000;
 /// The library's services (see `super::Lib`).
 static LIB: AtomicPtr<Lib> = AtomicPtr::new(ptr::null_mut());
 
@@ -322,6 +324,12 @@ extern "C" fn after(ring: *const IoUring, submit: bool, since: u64) {
     STATE.with(|st| {
         let Some(i) = st.find(ring as usize) else { return };
         st.ring(i).waited += stamp.mono.saturating_sub(since);
+        if o.timeline() && stamp.mono.saturating_sub(since) >= CALL_SLICE_NS {
+            let r = st.ring(i);
+            let name = RingName { fd: r.fd, is_index: r.fd_is_index };
+            let lane = calls_lane(st, i, stamp.tid, stamp.pid, &mut o.trace);
+            json::call(&mut o.trace, stamp.pid, lane, name, if submit { "submit" } else { "wait" }, since, stamp.mono);
+        }
         if submit {
             st.ring(i).in_submit = st.ring(i).in_submit.saturating_sub(1);
         }
@@ -379,7 +387,22 @@ fn lane(st: &mut State, i: usize, tid: i32, span: Option<(u64, u64)>, pid: i32, 
     }
     t.ids[k % LANES] = next;
     st.last_lane = next;
-    json::lane_name(out, pid, next, name, tid, k);
+    json::lane_name(out, pid, next, name, tid, Some(k));
+    next
+}
+
+/// The JSON lane of thread `tid`'s library calls on ring `i`.
+fn calls_lane(st: &mut State, i: usize, tid: i32, pid: i32, out: &mut Out) -> u32 {
+    let next = st.last_lane.wrapping_add(1).max(1);
+    let r = st.ring(i);
+    let name = RingName { fd: r.fd, is_index: r.fd_is_index };
+    let t = r.track(tid);
+    if t.calls != 0 {
+        return t.calls;
+    }
+    t.calls = next;
+    st.last_lane = next;
+    json::lane_name(out, pid, next, name, tid, None);
     next
 }
 

@@ -85,16 +85,23 @@ fn event<'a>(out: &'a mut Out, ph: &str, pid: i32, lane: u32, t: u64) -> &'a mut
     ts(out, t)
 }
 
-/// Names lane `k` of thread `tid`'s track on `ring`.
-pub fn lane_name(out: &mut Out, pid: i32, lane: u32, ring: RingName, tid: i32, k: usize) {
+/// Names lane `k` of thread `tid`'s track on `ring` (None: the lane of its
+/// library calls).
+pub fn lane_name(out: &mut Out, pid: i32, lane: u32, ring: RingName, tid: i32, k: Option<usize>) {
     out.begin().s(",{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":").i(pid as i64).s(",\"tid\":").u(lane as u64)
         .s(",\"args\":{\"name\":\"ring ");
     if ring.is_index {
         out.s("reg:");
     }
     out.i(ring.fd as i64).s(" tid ").i(tid as i64);
-    if k > 0 {
-        out.s(" #").u(k as u64 + 1);
+    match k {
+        None => {
+            out.s(" calls");
+        }
+        Some(0) => {}
+        Some(k) => {
+            out.s(" #").u(k as u64 + 1);
+        }
     }
     out.s("\"}}").end();
     out.begin().s(",{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":").i(pid as i64).s(",\"tid\":")
@@ -124,6 +131,14 @@ fn flows(out: &mut Out, pid: i32, lane: u32, f: &Flight, t: u64) {
     if f.sqe_flags & (crate::sys::IOSQE_IO_LINK | crate::sys::IOSQE_IO_HARDLINK) as u8 != 0 {
         event(out, "s", pid, lane, t).s(",\"cat\":\"link\",\"name\":\"link\",\"id\":").u(f.seq as u64).s("}").end();
     }
+}
+
+/// A library call that took a while (`wait`: it may have waited for
+/// completions; `submit`: it handed SQEs to the kernel, and may have waited).
+pub fn call(out: &mut Out, pid: i32, lane: u32, ring: RingName, name: &str, start: u64, end: u64) {
+    event(out, "X", pid, lane, start).s(",\"dur\":");
+    ts(out, end.saturating_sub(start)).s(",\"cat\":\"call\",\"name\":\"").s(name).s("\",\"args\":{\"ring\":");
+    ring_str(out, ring).s("}}").end();
 }
 
 /// A completion that is not a request's last (F_MORE), or whose request

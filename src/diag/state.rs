@@ -191,10 +191,12 @@ pub struct Track {
     /// its last slice.
     pub ids: [u32; LANES],
     pub ends: [u64; LANES],
+    /// The lane of the thread's library calls (0: not named yet).
+    pub calls: u32,
 }
 
 impl Track {
-    const FREE: Track = Track { tid: 0, ids: [0; LANES], ends: [0; LANES] };
+    const FREE: Track = Track { tid: 0, ids: [0; LANES], ends: [0; LANES], calls: 0 };
 }
 
 impl Ring {

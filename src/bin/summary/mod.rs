@@ -306,7 +306,7 @@ impl<'a> Trace<'a> {
         let pid = field(line, b"\"pid\":").and_then(num).map_or(-1, |p| p as i64);
         let ring = |line| field(line, b"\"ring\":").map(|r: &[u8]| r.strip_prefix(b"ring ").unwrap_or(r));
         match ph {
-            b"X" => {
+            b"X" if field(line, b"\"cat\":") == Some(b"request") => {
                 let Some(rn) = ring(line) else { return };
                 let ri = self.ring(pid, rn);
                 let res = field(line, b"\"res\":").unwrap_or(b"0");
