@@ -27,6 +27,9 @@ pub struct Req {
     pub op: u8,
     /// Failed (res < 0).
     pub err: bool,
+    /// Not a request: a library call of the program (JSON traces), whose
+    /// `op` means nothing.
+    pub call: bool,
     /// The lane the picture draws it in.
     pub lane: u32,
 }
@@ -288,7 +291,9 @@ impl<'a> Trace<'a> {
             let res = field(line, b" res=").unwrap_or(b"0");
             let dur = field(line, b" latency=").and_then(dur_ns).unwrap_or(0);
             let end = tod_ns(line).unwrap_or(0);
-            let r = Req { start: end.saturating_sub(dur), dur, ring: ri as u16, op, err: res.starts_with(b"-"), lane: 0 };
+            let r = Req {
+                start: end.saturating_sub(dur), dur, ring: ri as u16, op, err: res.starts_with(b"-"), call: false, lane: 0,
+            };
             self.completed(r, res);
         } else if what.starts_with(b"exit ") {
             let r = &mut self.rings[ri];
@@ -316,10 +321,26 @@ impl<'a> Trace<'a> {
                     ring: ri as u16,
                     op: opcode(field(line, b"\"name\":").unwrap_or(b"")),
                     err: res.starts_with(b"-"),
+                    call: false,
                     lane: 0,
                 };
                 self.request(ri, r.op);
                 self.completed(r, res);
+            }
+            b"X" if field(line, b"\"cat\":") == Some(b"call") => {
+                let Some(rn) = ring(line) else { return };
+                let ri = self.ring(pid, rn);
+                let r = Req {
+                    start: field(line, b"\"ts\":").and_then(us_ns).unwrap_or(0),
+                    dur: field(line, b"\"dur\":").and_then(us_ns).unwrap_or(0),
+                    ring: ri as u16,
+                    call: true,
+                    ..Req::default()
+                };
+                if let Some(slot) = self.reqs.get_mut(self.n) {
+                    *slot = r;
+                    self.n += 1;
+                }
             }
             b"i" if field(line, b"\"cat\":") == Some(b"completion") => {
                 let op = opcode(field(line, b"\"name\":").unwrap_or(b""));
@@ -379,11 +400,12 @@ fn op_name(op: u8) -> &'static str {
     OPCODES.name_of(op as u32).unwrap_or("?")
 }
 
-/// Per opcode: (op, count, p50, p90, p99, max) in order of opcode; `reqs`
-/// is sorted by (op, dur) first.
+/// Calls `f` with each opcode's requests, sorted by duration, in order of
+/// opcode (library calls left out).
 fn by_op(reqs: &mut [Req], mut f: impl FnMut(u8, &[Req]) -> fmt::Result) -> fmt::Result {
-    reqs.sort_unstable_by_key(|r| (r.op, r.dur));
-    let mut rest = &reqs[..];
+    reqs.sort_unstable_by_key(|r| (r.call, r.op, r.dur));
+    let calls = reqs.iter().position(|r| r.call).unwrap_or(reqs.len());
+    let mut rest = &reqs[..calls];
     while let Some(first) = rest.first() {
         let n = rest.iter().position(|r| r.op != first.op).unwrap_or(rest.len());
         let (group, tail) = rest.split_at(n);

@@ -1,7 +1,8 @@
 //! `--summary --svg`: the trace as a picture that any browser shows: per
-//! ring, a requests-in-flight curve and the requests as bars (one lane per
-//! request in flight at once, coloured by opcode, errors outlined in red),
-//! then the summary table.
+//! ring, a requests-in-flight curve, the program's long library calls (JSON
+//! traces) and the requests as bars (one lane per request in flight at
+//! once, coloured by opcode, errors outlined in red), then the summary
+//! table.
 
 use core::fmt::{self, Write};
 
@@ -66,7 +67,8 @@ pub fn draw(t: &mut Trace, o: &mut Out) -> fmt::Result {
     t.text(&mut table)?;
     let n = t.n;
     let reqs = &mut t.reqs[..n];
-    reqs.sort_unstable_by_key(|r| (r.ring, r.start));
+    reqs.sort_unstable_by_key(|r| (r.ring, r.call, r.start));
+    let requests = reqs.iter().filter(|r| !r.call).count();
     let t0 = reqs.iter().map(|r| r.start).min().unwrap_or(0);
     let t1 = reqs.iter().map(|r| r.start + r.dur).max().unwrap_or(t0).max(t0 + 1);
     let span = t1 - t0;
@@ -74,9 +76,14 @@ pub fn draw(t: &mut Trace, o: &mut Out) -> fmt::Result {
 
     // Lanes per ring, first fit; a ring's height is the lanes it used.
     let mut heights = [0u64; super::MAX_RINGS];
+    let mut calls = [false; super::MAX_RINGS];
     let mut ends = [0u64; LANES];
     let mut ring = u16::MAX;
     for r in reqs.iter_mut() {
+        if r.call {
+            calls[r.ring as usize % super::MAX_RINGS] = true;
+            continue;
+        }
         if r.ring != ring {
             ring = r.ring;
             ends = [0; LANES];
@@ -89,13 +96,13 @@ pub fn draw(t: &mut Trace, o: &mut Out) -> fmt::Result {
     }
 
     let mut seen = [false; 256];
-    for r in reqs.iter() {
+    for r in reqs.iter().filter(|r| !r.call) {
         seen[r.op as usize] = true;
     }
     let table_lines = table.b[..table.len].split(|&c| c == b'\n').count() as u64;
     let mut h = 60;
     for (k, _) in t.rings[..t.nrings].iter().enumerate() {
-        h += 24 + CURVE_H + 6 + heights[k] * LANE_H + 10;
+        h += 24 + CURVE_H + 6 + heights[k] * LANE_H + 10 + if calls[k] { LANE_H + 6 } else { 0 };
     }
     let legend_y = h + 10;
     h = legend_y + 30 + table_lines * 15 + 10;
@@ -103,9 +110,8 @@ pub fn draw(t: &mut Trace, o: &mut Out) -> fmt::Result {
     writeln!(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{h}\" viewBox=\"0 0 {W} {h}\" \
         font-family=\"DejaVu Sans Mono, monospace\" font-size=\"12\">")?;
     writeln!(o, "<rect width=\"{W}\" height=\"{h}\" fill=\"white\"/>")?;
-    let drawn = n.min(MAX_BARS);
     writeln!(o, "<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">io_uring requests over {} ({} requests{})</text>",
-        Dur(span), n, if drawn < n { ", the first 20000 drawn" } else { "" })?;
+        Dur(span), requests, if n > MAX_BARS { ", the first 20000 bars drawn" } else { "" })?;
     // Time axis ticks: ten steps.
     for k in 0..=10u64 {
         let xx = LEFT + PLOT * k / 10;
@@ -120,7 +126,7 @@ pub fn draw(t: &mut Trace, o: &mut Out) -> fmt::Result {
         // In flight per pixel column: +1 where a request starts, -1 after it ends.
         let mut diff = [0i32; PLOT as usize + 2];
         let first = at;
-        while at < n && reqs[at].ring as usize == k {
+        while at < n && reqs[at].ring as usize == k && !reqs[at].call {
             let r = reqs[at];
             let a = (x(r.start) as u64 - LEFT).min(PLOT) as usize;
             let b = (x(r.start + r.dur) as u64 - LEFT).min(PLOT) as usize;
@@ -143,8 +149,25 @@ pub fn draw(t: &mut Trace, o: &mut Out) -> fmt::Result {
         }
         writeln!(o, " {},{}\"/>", LEFT + PLOT, y + CURVE_H)?;
         y += CURVE_H + 6;
+        let bars = first..at;
+        if calls[k] {
+            writeln!(o, "<text x=\"10\" y=\"{}\" fill=\"#555\" font-size=\"10\">submit/wait calls</text>", y + 8)?;
+        }
+        while at < n && reqs[at].ring as usize == k {
+            let r = reqs[at];
+            let x0 = x(r.start);
+            let wd = (x(r.start + r.dur) - x0).max(1.0);
+            if at < MAX_BARS {
+                writeln!(o, "<rect x=\"{x0:.1}\" y=\"{y}\" width=\"{wd:.1}\" height=\"{}\" fill=\"#aaa\"><title>call {}</title></rect>",
+                    LANE_H - 2, Dur(r.dur))?;
+            }
+            at += 1;
+        }
+        if calls[k] {
+            y += LANE_H + 6;
+        }
         writeln!(o, "<text x=\"10\" y=\"{}\" fill=\"#555\" font-size=\"10\">requests</text>", y + 10)?;
-        for r in reqs[first..at].iter().take(MAX_BARS.saturating_sub(first)) {
+        for r in reqs[bars.clone()].iter().take(MAX_BARS.saturating_sub(bars.start)) {
             let x0 = x(r.start);
             let wd = (x(r.start + r.dur) - x0).max(1.0);
             let yy = y + r.lane as u64 * LANE_H;
