@@ -302,16 +302,18 @@ static void summary_bounds(const char *js, const char *op, long long lo, long lo
 	      "%s: p50 %lld p90 %lld p99 %lld max %lld not within [%lld, %lld]", op, p50, p90, p99, max, lo, hi);
 }
 
-/* Shortest and longest slice of opcode `op` in a JSON trace, ns. */
-static void slice_range(const char *file, const char *op, long long *lo, long long *hi)
+/* Shortest and longest slice of opcode `op` in a JSON trace, ns; 0 when
+ * it has none (every completion of it unseen). */
+static int slice_range(const char *file, const char *op, long long *lo, long long *hi)
 {
 	char cmd[1024], out[128];
 
 	snprintf(cmd, sizeof(cmd), "python3 -c \"import json,sys; t=open('%s').read(); "
 		 "e=json.loads(t if t.rstrip().endswith(']') else t+']'); "
 		 "d=[round(x['dur']*1000) for x in e if x['ph']=='X' and x['name']=='%s']; "
-		 "print(min(d), max(d))\"", file, op);
-	CHECK(capture(cmd, out, sizeof(out)) == 0 && sscanf(out, "%lld %lld", lo, hi) == 2, "slices of %s: %s", op, out);
+		 "print(min(d), max(d)) if d else print('none')\"", file, op);
+	CHECK(capture(cmd, out, sizeof(out)) == 0, "slices of %s: %s", op, out);
+	return sscanf(out, "%lld %lld", lo, hi) == 2;
 }
 
 /* Traces `prog` (a command line, run through the shell) in `fmt` to
@@ -345,10 +347,8 @@ static void summaries(const char *name, const char *prog, const char *ops[], con
 			for (int i = 0; ops[i]; i++) {
 				long long lo, hi;
 
-				if (!counts[i][0])
-					continue;
-				slice_range(file, ops[i], &lo, &hi);
-				summary_bounds(sum, ops[i], lo, hi);
+				if (slice_range(file, ops[i], &lo, &hi))
+					summary_bounds(sum, ops[i], lo, hi);
 			}
 			py_check(file, "min=1");
 		}
