@@ -128,7 +128,7 @@ fn flows(out: &mut Out, pid: i32, lane: u32, f: &Flight, t: u64) {
         event(out, "f", pid, lane, t).s(",\"bp\":\"e\",\"cat\":\"link\",\"name\":\"link\",\"id\":")
             .u(f.link_in as u64).s("}").end();
     }
-    if f.sqe_flags & (crate::sys::IOSQE_IO_LINK | crate::sys::IOSQE_IO_HARDLINK) as u8 != 0 {
+    if f.sqe_flags & (crate::sys::IOSQE_IO_LINK | crate::sys::IOSQE_IO_HARDLINK) != 0 {
         event(out, "s", pid, lane, t).s(",\"cat\":\"link\",\"name\":\"link\",\"id\":").u(f.seq as u64).s("}").end();
     }
 }

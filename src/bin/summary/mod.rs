@@ -428,23 +428,19 @@ impl Durs<'_> {
     }
 }
 
+/// A count (false) or a duration (true), padded as a table cell; `-` when
+/// the trace does not tell.
 struct Opt(Option<u64>, bool);
 
 impl fmt::Display for Opt {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.0, self.1) {
-            (None, _) => f.pad("-"),
-            (Some(v), true) => f.pad(&{
-                let mut l = uring::diag::Line::<32>::new();
-                let _ = write!(l, "{}", Dur(v));
-                l
-            }.as_str()),
-            (Some(v), false) => f.pad(&{
-                let mut l = uring::diag::Line::<32>::new();
-                let _ = write!(l, "{v}");
-                l
-            }.as_str()),
+        let mut l = uring::diag::Line::<32>::new();
+        match *self {
+            Opt(None, _) => return f.pad("-"),
+            Opt(Some(v), true) => write!(l, "{}", Dur(v))?,
+            Opt(Some(v), false) => write!(l, "{v}")?,
         }
+        f.pad(l.as_str())
     }
 }
 
