@@ -9,7 +9,8 @@
  * and result, the timeout's slice longer than the NOPs', a flow for each
  * of the two links (bound inside a slice), counters never below zero,
  * slices of one lane that never overlap, and the wait for the timeout as
- * a slice of the thread's library calls. A child killed with SIGKILL in the middle of a run
+ * a slice of the thread's library calls; every process and lane is named,
+ * a forked child's under its own pid. A child killed with SIGKILL in the middle of a run
  * leaves a file that parses the same way. Then uring-info --summary, on
  * the text and JSON traces of examples/link-cp (a 2 MiB copy: 32 linked
  * READ/WRITE pairs) and of a multishot-recv echo server (20 messages:
@@ -62,6 +63,35 @@ static void c_work(const char *file)
 		io_uring_cqe_seen(&ring, cqe);
 	}
 	close(fd);
+	io_uring_queue_exit(&ring);
+}
+
+/* A ring in each of two processes: the child's events come under its own
+ * pid, named, with lanes of its own. */
+static void c_fork(void)
+{
+	struct io_uring_cqe *cqe;
+	pid_t pid;
+	int st;
+
+	op_ring(&ring, 4, 0);
+	op_nops(&ring, 1, 1);
+	CHECK_EQ(io_uring_submit_and_wait(&ring, 1), 1, "submit_and_wait");
+	CHECK_EQ(io_uring_peek_cqe(&ring, &cqe), 0, "peek");
+	io_uring_cqe_seen(&ring, cqe);
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		struct io_uring child;
+
+		op_ring(&child, 4, 0);
+		op_nops(&child, 2, 10);
+		CHECK_EQ(io_uring_submit_and_wait(&child, 2), 2, "child submit_and_wait");
+		io_uring_cq_advance(&child, 2);
+		io_uring_queue_exit(&child);
+		_exit(0);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0, "child failed");
 	io_uring_queue_exit(&ring);
 }
 
@@ -212,6 +242,8 @@ static const char *checker =
 "        assert by[x][0]['dur'] > by[y][0]['dur'], ('duration order', by[x], by[y])\n"
 "    elif a == 'waits':\n"
 "        assert any(e['ph'] == 'X' and e['cat'] == 'call' and e['dur'] >= 1000 for e in ev), 'no wait of the timeout'\n"
+"    elif a.startswith('pids='):\n"
+"        assert len({e['pid'] for e in ev}) == int(a[5:]), ('processes', a)\n"
 "    elif a.startswith('min='):\n"
 "        assert len(sl) >= int(a[4:]), ('slices', len(sl))\n"
 "    else:\n"
@@ -219,6 +251,12 @@ static const char *checker =
 "        got = by.get(int(ud), [])\n"
 "        assert len(got) == 1, ('slices for', ud, got)\n"
 "        assert got[0]['name'] == op and str(got[0]['args']['res']) == res, ('slice', a, got[0])\n"
+"procs = {e['pid'] for e in ev if e['ph'] == 'M' and e['name'] == 'process_name'}\n"
+"tracks = {(e['pid'], e['tid']) for e in ev if e['ph'] == 'M' and e['name'] == 'thread_name'}\n"
+"for e in ev:\n"
+"    assert e['pid'] in procs, ('process without a name', e)\n"
+"    if e['ph'] in 'Xisf' and e['tid'] != 0:\n"
+"        assert (e['pid'], e['tid']) in tracks, ('lane without a name', e)\n"
 "names = [e['name'] for e in ev if e['ph'] == 'i']\n"
 "print(len(sl), 'slices', links, 'links', len(names), 'instants')\n";
 
@@ -372,6 +410,8 @@ int main(int argc, char **argv)
 			c_work(getenv("DIAG_TRACE_DATA"));
 		else if (!strcmp(argv[2], "echo"))
 			c_echo();
+		else if (!strcmp(argv[2], "fork"))
+			c_fork();
 		else
 			c_forever();
 		return 0;
@@ -412,6 +452,14 @@ int main(int argc, char **argv)
 	snprintf(args, sizeof(args), "1:NOP:0 2:NOP:0 3:NOP:0 4:OPENAT:-ENOENT 5:TIMEOUT:-ETIME 6:READ:%zu "
 		 "links=2 longer=5,1 longer=5,6 waits", sizeof(buf));
 	py_check(path, args);
+	unlink(path);
+
+	/* a forked child traced into the same file */
+	snprintf(pattern, sizeof(pattern), "LIBURING_RS_TRACE=%s/forked.%%p", dir);
+	du_run_case("fork", env, &r);
+	CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "fork case failed:\n%s", r.out);
+	snprintf(path, sizeof(path), "%s/forked.%d", dir, (int)r.pid);
+	py_check(path, "1:NOP:0 10:NOP:0 11:NOP:0 pids=2");
 	unlink(path);
 
 	/* killed in the middle */

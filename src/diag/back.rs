@@ -26,6 +26,9 @@ static MODE: AtomicU8 = AtomicU8::new(0);
 const TRACE: u8 = 1;
 const CHECK: u8 = 2;
 const ABORT: u8 = 4;
+/// The process whose name the JSON trace gave (0: none yet); a forked
+/// child names itself at its first event.
+static NAMED: AtomicI32 = AtomicI32::new(0);
 /// Where trace lines go (stderr or the LIBURING_RS_TRACE file).
 static TRACE_FD: AtomicI32 = AtomicI32::new(2);
 /// LIBURING_RS_TRACE_FORMAT: text lines, or a JSON timeline.
@@ -159,7 +162,9 @@ fn start_json(fd: i32) {
     let mut o = Out::new(fd, -1);
     o.page_safe();
     // SAFETY: no preconditions.
-    json::header(&mut o, unsafe { libc::getpid() });
+    let pid = unsafe { libc::getpid() };
+    json::header(&mut o, pid, true);
+    NAMED.store(pid, Ordering::Relaxed);
     o.flush();
 }
 
@@ -200,6 +205,16 @@ impl Outs {
 
     fn checking(&self) -> bool {
         self.mode & CHECK != 0
+    }
+
+    /// In a JSON trace, a process seen for the first time (a forked child
+    /// of the one that opened it) gets its name, and lanes of its own.
+    fn process(&mut self, st: &mut State, stamp: &Stamp) {
+        if self.timeline() && NAMED.load(Ordering::Relaxed) != stamp.pid {
+            NAMED.store(stamp.pid, Ordering::Relaxed);
+            st.forget_lanes();
+            json::header(&mut self.trace, stamp.pid, false);
+        }
     }
 
     fn report(&mut self, ring: RingName) -> Report<'_> {
@@ -293,6 +308,7 @@ extern "C" fn before(ring: *const IoUring, submit: bool) -> u64 {
     let stamp = Stamp::now();
     let mut o = Outs::new();
     STATE.with(|st| {
+        o.process(st, &stamp);
         if !v.live() {
             if o.checking() {
                 check::dead_ring(&mut o.check, ring as usize, why_dead(st, ring, &v));
@@ -322,6 +338,7 @@ extern "C" fn after(ring: *const IoUring, submit: bool, since: u64) {
     let stamp = Stamp::now();
     let mut o = Outs::new();
     STATE.with(|st| {
+        o.process(st, &stamp);
         let Some(i) = st.find(ring as usize) else { return };
         st.ring(i).waited += stamp.mono.saturating_sub(since);
         if o.timeline() && stamp.mono.saturating_sub(since) >= CALL_SLICE_NS {
@@ -566,6 +583,7 @@ extern "C" fn setup(ring: *const IoUring, entries: u32, flags: u32, ret: i32) {
     let mut o = Outs::new();
     let ops = if ret >= 0 && v.live() { probe(&v) } else { None };
     STATE.with(|st| {
+        o.process(st, &stamp);
         st.forget_exit(ring as usize);
         let mut name = RingName { fd: -1, is_index: false };
         if ret >= 0 && v.live() {
@@ -612,6 +630,7 @@ extern "C" fn register(ring: *const IoUring, opcode: u32, arg: *const c_void, nr
     let stamp = Stamp::now();
     let mut o = Outs::new();
     STATE.with(|st| {
+        o.process(st, &stamp);
         // Registrations inside io_uring_queue_exit (after our exit hook)
         // belong to a ring whose memory may be gone already.
         let exiting = st.was_exited(ring as usize);
@@ -769,6 +788,7 @@ extern "C" fn exit(ring: *const IoUring) {
     let stamp = Stamp::now();
     let mut o = Outs::new();
     STATE.with(|st| {
+        o.process(st, &stamp);
         if st.was_exited(ring as usize) {
             if o.checking() {
                 check::dead_ring(&mut o.check, ring as usize, Dead::Exited);

@@ -60,8 +60,9 @@ fn res(out: &mut Out, r: i32) -> &mut Out {
     }
 }
 
-/// The file's first line: the array's bracket and the process's name.
-pub fn header(out: &mut Out, pid: i32) {
+/// The process's name: the file's first line (`first`, after the array's
+/// bracket), or the first event of a forked child.
+pub fn header(out: &mut Out, pid: i32, first: bool) {
     let mut comm = [0u8; 32];
     // SAFETY: a NUL-terminated path; the descriptor is closed below.
     let fd = unsafe { libc::open(c"/proc/self/comm".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
@@ -74,7 +75,7 @@ pub fn header(out: &mut Out, pid: i32) {
     }
     let name = comm.get(..n).unwrap_or(&[]);
     let name = name.strip_suffix(b"\n").unwrap_or(name);
-    out.begin().s("[{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":").i(pid as i64)
+    out.begin().s(if first { "[" } else { "," }).s("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":").i(pid as i64)
         .s(",\"tid\":0,\"args\":{\"name\":");
     string(out, name).s("}}").end();
 }

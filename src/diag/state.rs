@@ -223,6 +223,11 @@ impl Ring {
         t
     }
 
+    /// Forgets the timeline lanes (a forked child names its own).
+    fn forget_lanes(&mut self) {
+        self.tracks = [Track::FREE; TRACKS];
+    }
+
     /// Whether the ring runs opcode `op`; None when it was not asked.
     pub fn runs(&self, op: u8) -> Option<bool> {
         self.probed.then(|| self.ops[(op / 64) as usize % 4] & (1 << (op % 64)) != 0)
@@ -358,6 +363,11 @@ impl State {
         }
         self.ring(i).bufs.reset(0);
         *self.ring(i) = Ring::free();
+    }
+
+    /// Every ring's timeline lanes are to be named anew.
+    pub fn forget_lanes(&mut self) {
+        self.rings.iter_mut().for_each(Ring::forget_lanes);
     }
 
     pub fn note_exit(&mut self, addr: usize) {
