@@ -30,17 +30,13 @@ fn ring_str(out: &mut Out, ring: RingName) -> &mut Out {
     out.i(ring.fd as i64).s("\"")
 }
 
-/// `"op":"READ"` style names are plain ASCII; anything else from outside
-/// (the program's name) goes through here.
+/// The program's name as a JSON string: bytes other than plain ASCII
+/// become `_` (some viewers take no `\u` escapes).
 fn string<'a>(out: &'a mut Out, b: &[u8]) -> &'a mut Out {
     out.s("\"");
     for &c in b {
-        if c.is_ascii_alphanumeric() || b" .,:;_-+/=()[]#@".contains(&c) {
-            out.put(&[c]);
-        } else {
-            let hex = b"0123456789abcdef";
-            out.put(&[b'\\', b'u', b'0', b'0', hex[(c >> 4) as usize], hex[(c & 15) as usize]]);
-        }
+        let plain = c.is_ascii_alphanumeric() || b" .,:;_-+/=()[]#@".contains(&c);
+        out.put(&[if plain { c } else { b'_' }]);
     }
     out.s("\"")
 }
