@@ -402,10 +402,18 @@ fn lane(st: &mut State, i: usize, tid: i32, span: Option<(u64, u64)>, pid: i32, 
     if t.ids[k % LANES] != 0 {
         return t.ids[k % LANES];
     }
-    t.ids[k % LANES] = next;
+    let id = lane_id(pid, next);
+    t.ids[k % LANES] = id;
     st.last_lane = next;
-    json::lane_name(out, pid, next, name, tid, Some(k));
-    next
+    json::lane_name(out, pid, id, name, tid, Some(k));
+    id
+}
+
+/// Lane `n` of process `pid` as a "thread" id of the JSON trace. Viewers
+/// take thread ids as unique across processes, and a forked child writes
+/// to its parent's file: the pid's low bits go on top.
+fn lane_id(pid: i32, n: u32) -> u32 {
+    (pid as u32 & 0x3ff) << 22 | (n & 0x3f_ffff)
 }
 
 /// The JSON lane of thread `tid`'s library calls on ring `i`.
@@ -417,10 +425,11 @@ fn calls_lane(st: &mut State, i: usize, tid: i32, pid: i32, out: &mut Out) -> u3
     if t.calls != 0 {
         return t.calls;
     }
-    t.calls = next;
+    let id = lane_id(pid, next);
+    t.calls = id;
     st.last_lane = next;
-    json::lane_name(out, pid, next, name, tid, None);
-    next
+    json::lane_name(out, pid, id, name, tid, None);
+    id
 }
 
 fn why_dead(st: &State, ring: *const IoUring, v: &RingView) -> Dead {
