@@ -10,7 +10,9 @@
  * of the two links (bound inside a slice), counters never below zero,
  * slices of one lane that never overlap, and the wait for the timeout as
  * a slice of the thread's library calls; every process and lane is named,
- * a forked child's under its own pid. A child killed with SIGKILL in the middle of a run
+ * a forked child's under its own pid. uring-info --summary of that
+ * workload, traced as JSON and as text, counts its requests and names
+ * its errors (ENOENT, ETIME). A child killed with SIGKILL in the middle of a run
  * leaves a file that parses the same way. Then uring-info --summary, on
  * the text and JSON traces of examples/link-cp (a 2 MiB copy: 32 linked
  * READ/WRITE pairs) and of a multishot-recv echo server (20 messages:
@@ -366,6 +368,22 @@ static void traced(const char *prog, const char *fmt, const char *file)
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s failed", cmd);
 }
 
+/* The summary of the known workload: its requests, and its errors by
+ * name. */
+static void work_summary(const char *file)
+{
+	static char sum[16384];
+	char cmd[2048];
+
+	snprintf(cmd, sizeof(cmd), "%s/bin/uring-info --summary %s", bindir, file);
+	CHECK(capture(cmd, sum, sizeof(sum)) == 0, "%s failed", cmd);
+	summary_op(sum, "NOP", 3, 0);
+	summary_op(sum, "OPENAT", 1, 0);
+	summary_op(sum, "TIMEOUT", 1, 0);
+	summary_op(sum, "READ", 1, 0);
+	CHECK(strstr(sum, "ENOENT:1\n") && strstr(sum, "ETIME:1\n"), "errors by errno missing:\n%s", sum);
+}
+
 static void summaries(const char *name, const char *prog, const char *ops[], const long counts[][2])
 {
 	static char sum[16384];
@@ -452,7 +470,18 @@ int main(int argc, char **argv)
 	snprintf(args, sizeof(args), "1:NOP:0 2:NOP:0 3:NOP:0 4:OPENAT:-ENOENT 5:TIMEOUT:-ETIME 6:READ:%zu "
 		 "links=2 longer=5,1 longer=5,6 waits", sizeof(buf));
 	py_check(path, args);
+	work_summary(path);
 	unlink(path);
+	/* the same workload traced as text: the same summary */
+	{
+		const char *text_env[3] = { pattern, "LIBURING_RS_TRACE_FORMAT=text", NULL };
+
+		du_run_case("work", text_env, &r);
+		CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "work case (text) failed:\n%s", r.out);
+		snprintf(path, sizeof(path), "%s/trace.%d", dir, (int)r.pid);
+		work_summary(path);
+		unlink(path);
+	}
 
 	/* a forked child traced into the same file */
 	snprintf(pattern, sizeof(pattern), "LIBURING_RS_TRACE=%s/forked.%%p", dir);

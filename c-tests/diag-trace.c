@@ -318,6 +318,12 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/* a format it does not know: said so, and text it is */
+	du_run_case("nop", (const char *[]){ "LIBURING_RS_TRACE=1", "LIBURING_RS_TRACE_FORMAT=xml", NULL }, &r);
+	CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "nop case failed:\n%s", r.out);
+	want(r.out, "LIBURING_RS_TRACE_FORMAT \"xml\" is neither text nor json; tracing as text", NULL, NULL);
+	want(r.out, "submit NOP fd=-1 off=0 len=0 addr=0x0 flags=0 user_data=0x7", NULL, NULL);
+
 	/* unset: not a byte, not a file */
 	du_run_case("nop", NULL, &r);
 	CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0 && r.len == 0,
