@@ -2,14 +2,17 @@
 //! Format, which Perfetto and chrome://tracing open, streamed as a JSON
 //! array without its closing bracket (which those viewers accept), so the
 //! file stays readable when the process dies. Every event is one line
-//! starting with a comma; the file's first line is `[` and a metadata event.
+//! starting with a comma; the file's first line is `[` and a metadata event
+//! (the writer, `Out::page_safe`, keeps each line inside a page of the file).
 //!
 //! Requests are complete ("X") slices on lanes of a track per ring and
 //! submitting thread (each lane a numbered "thread" of the process, named by
-//! metadata); links are flow events ("s"/"f") between two slices; in-flight
-//! and waiting CQE counts are counter ("C") events; setup, register and exit
-//! calls, and completions of requests not seen submitted, are instants.
-//! Times are CLOCK_MONOTONIC, in microseconds with nanosecond decimals.
+//! metadata), and so are long library calls, on a lane of their own; links
+//! are flow events ("s"/"f") between two requests; in-flight and waiting
+//! CQE counts are counter ("C") events; setup, register and exit calls,
+//! `F_MORE` completions, and requests whose completion was not seen are
+//! instants. Times are CLOCK_MONOTONIC, in microseconds with nanosecond
+//! decimals.
 
 use super::decode;
 use super::out::Out;
