@@ -134,6 +134,9 @@ while [ "$i" -le "$RUNS" ]; do
 	l=$(LIBURING_RS_TRACE="$TRACE" "$B/ours/copy" "$SRC" /dev/null)
 	rec ours copy_trace_wall "$(echo "$l" | field wall)"
 	TRACE_LINES=$(wc -l < "$TRACE"); rm -f "$TRACE"
+	l=$(LIBURING_RS_TRACE="$TRACE" LIBURING_RS_TRACE_FORMAT=json "$B/ours/copy" "$SRC" /dev/null)
+	rec ours copy_json_wall "$(echo "$l" | field wall)"
+	JSON_MB=$(( $(stat -c %s "$TRACE") / 1048576 )); rm -f "$TRACE"
 	l=$(LIBURING_RS_CHECK=1 "$B/ours/copy" "$SRC" /dev/null)
 	rec ours copy_check_wall "$(echo "$l" | field wall)"
 	for impl in $ORDER; do
@@ -257,8 +260,9 @@ echo
 echo "## Cost of the diagnostics"
 echo
 echo "The copy -> /dev/null above (ours), run again with LIBURING_RS_TRACE writing to a file in $DIR"
-echo "($TRACE_LINES lines per run: one per request submitted and completed), and with LIBURING_RS_CHECK=1."
-echo "Unset, the variables cost nothing measurable: the NOP rows above run with both unset."
+echo "($TRACE_LINES lines per run: one per request submitted and completed), the same as a JSON timeline"
+echo "(LIBURING_RS_TRACE_FORMAT=json, ${JSON_MB:-?} MiB: one event per request), and with LIBURING_RS_CHECK=1."
+echo "Unset, the variables cost nothing measurable: the NOP rows above, and their callgrind counts, run with both unset."
 echo
 echo "| run | wall s (median) | vs untraced |"
 echo "|---|---|---|"
@@ -269,6 +273,10 @@ diag_row() { # metric label
 }
 diag_row copy_null_wall "untraced"
 diag_row copy_trace_wall "LIBURING_RS_TRACE=file"
+diag_row copy_json_wall "LIBURING_RS_TRACE=file, LIBURING_RS_TRACE_FORMAT=json"
+j=$(stats ours copy_json_wall | cut -d' ' -f1); b=$(stats ours copy_null_wall | cut -d' ' -f1)
+[ -z "$j" ] || [ -z "$b" ] || awk -v j="$j" -v b="$b" 'BEGIN{ r = j / b;
+	printf "\nGoal (timeline issue): the JSON trace costs no more than the text trace did (1.32x untraced): %.2fx, %s.\n", r, (r <= 1.32) ? "met" : "NOT met" }'
 diag_row copy_check_wall "LIBURING_RS_CHECK=1"
 echo
 echo "## Where our user-space instructions go (callgrind, exclusive, by function)"

@@ -7,8 +7,10 @@
  * variable nothing is written at all.
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include "op-util.h"
 #include "diag-util.h"
 
@@ -115,6 +117,18 @@ static void c_ops(const char *file)
 static void c_nop(void)
 {
 	struct io_uring_sqe *sqe;
+	Dl_info info;
+
+	/* where the library was found, when asked */
+	if (getenv("DIAG_SHOW_LIB") && dladdr((void *)io_uring_queue_init, &info) && info.dli_fname)
+		printf("library: %s\n", info.dli_fname);
+	/* another user's link, planted at the name the trace will take */
+	if (getenv("DIAG_PLANT")) {
+		char name[256];
+
+		snprintf(name, sizeof(name), "%s.%d", getenv("DIAG_PLANT"), (int)getpid());
+		CHECK(symlink(getenv("DIAG_VICTIM"), name) == 0, "symlink %s: %s", name, strerror(errno));
+	}
 
 	op_ring(&ring, 4, 0);
 	sqe = op_sqe(&ring);
@@ -161,9 +175,6 @@ int main(int argc, char **argv)
 	int fd;
 
 	tu_set_name(argv[0]);
-	if (tu_on_engine())
-		SKIP("the trace and checker are tested on kernel rings; the "
-		     "userspace engine's opcode set and buffer rings differ");
 	if (argc == 3 && !strcmp(argv[1], "case")) {
 		if (!strcmp(argv[2], "ops"))
 			c_ops(getenv("DIAG_TRACE_DATA"));
@@ -188,6 +199,12 @@ int main(int argc, char **argv)
 	CHECK(r.len == 0, "the trace went to stderr too:\n%s", r.out);
 	snprintf(path, sizeof(path), "%s/trace.%d", dir, (int)r.pid);
 	read_file(path);
+	{
+		struct stat sb;
+
+		CHECK(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0600, "trace file mode %o, want 0600",
+		      sb.st_mode & 0777);
+	}
 	unlink(path);
 
 	snprintf(head, sizeof(head), " pid=%d tid=%d ring=", (int)r.pid, (int)r.pid);
@@ -214,13 +231,98 @@ int main(int argc, char **argv)
 	      "the other thread's line has the main thread's tid: %s", s1);
 	want(text, head, "1 completions reaped before they could be traced", NULL);
 	want(text, head, "register UNREGISTER_PBUF_RING bgid=5 -> 0", NULL);
-	want(text, head, "exit submitted=9 completions_traced=8 completions_unseen=1", NULL);
+	want(text, head, "exit submitted=9 completions_traced=8 completions_unseen=1 peak_in_flight=", NULL);
 
 	/* =1: stderr */
 	du_run_case("nop", (const char *[]){ "LIBURING_RS_TRACE=1", NULL }, &r);
 	CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "nop case failed:\n%s", r.out);
 	want(r.out, "submit NOP fd=-1 off=0 len=0 addr=0x0 flags=0 user_data=0x7", NULL, NULL);
 	want(r.out, "complete user_data=0x7 res=0 flags=0 op=NOP latency=", NULL, NULL);
+
+	/*
+	 * A trace file is never opened through a symlink (a name with %p:
+	 * only a new file). The planted link's target stays untouched and the
+	 * trace goes to stderr, in both formats.
+	 */
+	{
+		char victim[128], link[128], plant[160], vict[160], trace[160];
+		const char *fmts[] = { "LIBURING_RS_TRACE_FORMAT=text", "LIBURING_RS_TRACE_FORMAT=json" };
+		static const char precious[] = "precious\n";
+		char back[64];
+
+		snprintf(victim, sizeof(victim), "%s/victim", dir);
+		snprintf(link, sizeof(link), "%s/link", dir);
+		fd = open(victim, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+		CHECK(fd >= 0, "create %s", victim);
+		tu_pwrite_all(fd, precious, strlen(precious), 0);
+		close(fd);
+		CHECK(symlink(victim, link) == 0, "symlink");
+		snprintf(plant, sizeof(plant), "DIAG_PLANT=%s/planted", dir);
+		snprintf(vict, sizeof(vict), "DIAG_VICTIM=%s", victim);
+		for (int f = 0; f < 2; f++) {
+			const char *planted[] = { pattern, fmts[f], plant, vict, NULL };
+			const char *linked[] = { trace, fmts[f], NULL };
+
+			snprintf(pattern, sizeof(pattern), "LIBURING_RS_TRACE=%s/planted.%%p", dir);
+			du_run_case("nop", planted, &r);
+			CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "planted case failed:\n%s", r.out);
+			CHECK(strstr(r.out, "cannot open LIBURING_RS_TRACE file") && strstr(r.out, "(-EEXIST)"),
+			      "a planted link at the %%p name was not refused:\n%s", r.out);
+			CHECK(strstr(r.out, f ? "\"name\":\"NOP\"" : "submit NOP"), "no trace on stderr:\n%s", r.out);
+			snprintf(path, sizeof(path), "%s/planted.%d", dir, (int)r.pid);
+			unlink(path);
+
+			snprintf(trace, sizeof(trace), "LIBURING_RS_TRACE=%s", link);
+			du_run_case("nop", linked, &r);
+			CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "linked case failed:\n%s", r.out);
+			CHECK(strstr(r.out, "cannot open LIBURING_RS_TRACE file") && strstr(r.out, "(-ELOOP)"),
+			      "a trace name that is a symlink was followed:\n%s", r.out);
+
+			fd = open(victim, O_RDONLY);
+			CHECK(fd >= 0, "open %s", victim);
+			memset(back, 0, sizeof(back));
+			CHECK(read(fd, back, sizeof(back) - 1) == (ssize_t)strlen(precious) && !strcmp(back, precious),
+			      "the link's target was written to: \"%s\"", back);
+			close(fd);
+		}
+		unlink(link);
+		unlink(victim);
+	}
+
+	/*
+	 * The library reached through a symlink in another directory: the
+	 * diagnostics are found beside the file the link resolves to.
+	 */
+	{
+		Dl_info info;
+		char libdir[128], real[PATH_MAX], lib[200], ldpath[160];
+		const char *show[] = { "LIBURING_RS_TRACE=1", "LIBURING_RS_DIAG_LIB", "DIAG_SHOW_LIB=1", ldpath, NULL };
+
+		if (dladdr((void *)io_uring_queue_init, &info) && info.dli_fname && strstr(info.dli_fname, "liburing.so") &&
+		    realpath(info.dli_fname, real)) {
+			snprintf(libdir, sizeof(libdir), "%s/lib", dir);
+			CHECK(mkdir(libdir, 0755) == 0, "mkdir %s", libdir);
+			snprintf(lib, sizeof(lib), "%s/liburing.so.2", libdir);
+			CHECK(symlink(real, lib) == 0, "symlink %s", lib);
+			snprintf(ldpath, sizeof(ldpath), "LD_LIBRARY_PATH=%s", libdir);
+			du_run_case("nop", show, &r);
+			CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "symlinked-library case failed:\n%s", r.out);
+			snprintf(s1, sizeof(s1), "library: %s\n", lib);
+			CHECK(strstr(r.out, s1), "the child did not load the library through %s:\n%s", lib, r.out);
+			CHECK(!strstr(r.out, "diagnostics off") && strstr(r.out, "submit NOP"),
+			      "diagnostics not found through the symlink:\n%s", r.out);
+			unlink(lib);
+			rmdir(libdir);
+		} else {
+			printf("(the library is linked in statically: no symlink to follow)\n");
+		}
+	}
+
+	/* a format it does not know: said so, and text it is */
+	du_run_case("nop", (const char *[]){ "LIBURING_RS_TRACE=1", "LIBURING_RS_TRACE_FORMAT=xml", NULL }, &r);
+	CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "nop case failed:\n%s", r.out);
+	want(r.out, "LIBURING_RS_TRACE_FORMAT \"xml\" is neither text nor json; tracing as text", NULL, NULL);
+	want(r.out, "submit NOP fd=-1 off=0 len=0 addr=0x0 flags=0 user_data=0x7", NULL, NULL);
 
 	/* unset: not a byte, not a file */
 	du_run_case("nop", NULL, &r);

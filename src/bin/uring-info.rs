@@ -27,6 +27,9 @@ extern "C" {}
 // rust_eh_personality, which the prebuilt `core` refers to, comes from the
 // library (src/engine/malloc.rs).
 
+#[path = "summary/mod.rs"]
+mod summary;
+
 use core::ffi::{c_char, c_int, CStr};
 use core::fmt::{self, Write};
 
@@ -37,13 +40,16 @@ use uring::diag::{setup as diag_setup, Line};
 use uring::ring::{setup, IoUring, Ring};
 use uring::sys::{io_uring_query_opcode, IORING_REGISTER_LAST, IORING_SETUP_SQPOLL};
 
-const USAGE: &str = "usage: uring-info [--json | --check FEATURE...]\n\
+const USAGE: &str = "usage: uring-info [--json | --check FEATURE... | --summary [--json | --svg] FILE]\n\
     \n\
     Reports what io_uring can do on this machine, and why not.\n\
     \x20 --json           print the facts as one JSON object\n\
     \x20 --check NAME...  exit 0 if every named opcode, setup flag, feature\n\
     \x20                  (FEAT_*) or register opcode (REGISTER_*) is available,\n\
-    \x20                  1 if one is not, 2 if a name is unknown\n";
+    \x20                  1 if one is not, 2 if a name is unknown\n\
+    \x20 --summary FILE   read a LIBURING_RS_TRACE file (text or json): one line\n\
+    \x20                  per opcode (count, latency percentiles, errors), one per\n\
+    \x20                  ring; with --json as JSON, with --svg as a timeline picture\n";
 
 const N_REG: usize = IORING_REGISTER_LAST as usize;
 
@@ -785,6 +791,19 @@ fn run(args: &[&CStr], engine_env: Option<&'static CStr>) -> c_int {
             0
         }
         Some((b"--check", names)) if !names.is_empty() => check(names, &mut err),
+        Some((b"--summary", rest)) => {
+            let (mode, file) = match rest {
+                [f] => (summary::Mode::Text, f),
+                [m, f] | [f, m] if m.to_bytes() == b"--json" => (summary::Mode::Json, f),
+                [m, f] | [f, m] if m.to_bytes() == b"--svg" => (summary::Mode::Svg, f),
+                _ => {
+                    let _ = err.write_str(USAGE);
+                    err.flush();
+                    return 2;
+                }
+            };
+            summary::run(file, mode, &mut out, &mut err)
+        }
         _ => {
             let _ = err.write_str(USAGE);
             2

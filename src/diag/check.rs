@@ -217,10 +217,12 @@ pub struct Batch {
 pub fn sqe(rep: &mut Report, r: &mut Ring, flags: u32, b: &mut Batch, idx: u32, s: &Sqe, earlier: Option<Flight>, now: u64) {
     let op = s.opcode;
     let name = decode::opcode(op);
-    if !supported(op) {
+    // The ring's own answer (kernel or engine), else the kernel's.
+    if !r.runs(op).unwrap_or_else(|| supported(op)) {
+        let by = if r.engine { "the userspace engine" } else { "this kernel" };
         let line = rep.sqe_line(false, idx, s, "opcode");
         match name {
-            Some(n) => line.s(n).s(" is not supported by this kernel"),
+            Some(n) => line.s(n).s(" is not supported by ").s(by),
             None => line.u(op as u64).s(" is no opcode this kernel supports"),
         };
         line.end();

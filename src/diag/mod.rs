@@ -50,6 +50,7 @@ pub use line::Line;
 mod back;
 mod check;
 mod decode;
+mod json;
 mod out;
 mod state;
 mod trace;
@@ -74,15 +75,31 @@ static INIT: AtomicU8 = AtomicU8::new(0);
 #[repr(C)]
 pub struct Hooks {
     version: u32,
-    init: extern "C" fn() -> bool,
+    init: extern "C" fn(&'static Lib) -> bool,
     setup: extern "C" fn(*const IoUring, u32, u32, i32),
-    before: extern "C" fn(*const IoUring, bool),
-    after: extern "C" fn(*const IoUring, bool),
+    /// Returns the call's start time, which `after` gets back.
+    before: extern "C" fn(*const IoUring, bool) -> u64,
+    after: extern "C" fn(*const IoUring, bool, u64),
     register: extern "C" fn(*const IoUring, u32, *const c_void, u32, i32),
     exit: extern "C" fn(*const IoUring),
 }
 
-const HOOKS_VERSION: u32 = 1;
+/// What the library lends the diagnostics: their own copy of the crate
+/// knows no engine ring, so questions to a ring go through these.
+#[repr(C)]
+pub struct Lib {
+    /// `io_uring_register(2)` as the library routes it (kernel or engine).
+    pub register: unsafe extern "C" fn(i32, u32, *const c_void, u32) -> i32,
+}
+
+unsafe extern "C" fn lib_register(fd: i32, opcode: u32, arg: *const c_void, nr: u32) -> i32 {
+    // SAFETY: the diagnostics pass an argument valid for `opcode`.
+    unsafe { crate::sys::io_uring_register(fd, opcode, arg, nr) }
+}
+
+static LIB: Lib = Lib { register: lib_register };
+
+const HOOKS_VERSION: u32 = 2;
 const DIAG_SO: &[u8] = b"liburing-rs-diag.so.2.15";
 
 /// The slow-path threshold for queue calls; see the module documentation.
@@ -126,7 +143,7 @@ fn init() {
     }
     if env(c"LIBURING_RS_TRACE").is_some() || env(c"LIBURING_RS_CHECK").is_some() {
         if let Some(h) = load() {
-            if (h.init)() {
+            if (h.init)(&LIB) {
                 HOOKS.store(h as *const Hooks as *mut Hooks, Ordering::Release);
                 GATE.store(usize::MAX, Ordering::Relaxed);
             }
@@ -136,7 +153,8 @@ fn init() {
 }
 
 /// Finds `liburing-rs-diag.so.2.15`: where LIBURING_RS_DIAG_LIB says, else
-/// next to this library, else through the dynamic loader's search path.
+/// next to this library, else next to the file it resolves to when it was
+/// reached through a symlink, else through the dynamic loader's search path.
 fn load() -> Option<&'static Hooks> {
     let mut path = Path::new();
     let found = if let Some(p) = env(c"LIBURING_RS_DIAG_LIB") {
@@ -151,8 +169,24 @@ fn load() -> Option<&'static Hooks> {
         } else {
             b""
         };
-        let dir = me.len() - me.rsplit(|&c| c == b'/').next().map_or(0, |file| file.len());
-        path.push(me.get(..dir).unwrap_or(&[])).push(DIAG_SO).open_hooks().or_else(|| {
+        path.push(dir_of(me)).push(DIAG_SO).open_hooks().or_else(|| {
+            let mut real = Path::new();
+            real.push(me);
+            let mut target = Path::new();
+            // SAFETY: both buffers are NUL-terminated and 4096 bytes, at
+            // least PATH_MAX; realpath writes at most that.
+            let r = unsafe { libc::realpath(real.buf.as_ptr().cast(), target.buf.as_mut_ptr().cast()) };
+            if r.is_null() {
+                return None;
+            }
+            // SAFETY: realpath wrote a NUL-terminated path into target.
+            let t = unsafe { CStr::from_ptr(target.buf.as_ptr().cast()) }.to_bytes();
+            if dir_of(t) == dir_of(me) {
+                return None;
+            }
+            path = Path::new();
+            path.push(dir_of(t)).push(DIAG_SO).open_hooks()
+        }).or_else(|| {
             path = Path::new();
             path.push(DIAG_SO).open_hooks()
         })
@@ -173,6 +207,12 @@ fn load() -> Option<&'static Hooks> {
         unsafe { libc::write(2, line.buf.as_ptr().cast(), line.len) };
     }
     found
+}
+
+/// The directory part of `path`, with its trailing slash ("" for none).
+fn dir_of(path: &[u8]) -> &[u8] {
+    let dir = path.len() - path.rsplit(|&c| c == b'/').next().map_or(0, |file| file.len());
+    path.get(..dir).unwrap_or(&[])
 }
 
 /// A NUL-terminated string built on the stack (cut to fit).
@@ -232,9 +272,9 @@ pub enum Call {
 #[inline(never)]
 pub fn call<R>(ring: *mut IoUring, kind: Call, f: impl FnOnce() -> R) -> R {
     let h = hooks();
-    (h.before)(ring, kind == Call::Submit);
+    let since = (h.before)(ring, kind == Call::Submit);
     let r = f();
-    (h.after)(ring, kind == Call::Submit);
+    (h.after)(ring, kind == Call::Submit, since);
     r
 }
 

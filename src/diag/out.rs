@@ -18,11 +18,27 @@ pub struct Out {
     /// A second descriptor that gets the same bytes (check lines also go to
     /// a trace file), or -1.
     copy_fd: i32,
+    /// Lines never straddle a page of the file (see [`Out::page_safe`]).
+    page_safe: bool,
 }
+
+/// The unit in which a write to a file may be cut short.
+const PAGE: u64 = 4096;
+static SPACES: [u8; PAGE as usize] = [b' '; PAGE as usize];
 
 impl Out {
     pub fn new(fd: i32, copy_fd: i32) -> Out {
-        Out { fd, buf: [0; BUF], len: 0, line_start: 0, copy_fd: if copy_fd == fd { -1 } else { copy_fd } }
+        Out { fd, buf: [0; BUF], len: 0, line_start: 0, copy_fd: if copy_fd == fd { -1 } else { copy_fd }, page_safe: false }
+    }
+
+    /// From now on, a line that would straddle a page boundary of the file
+    /// starts on the next page instead, after spaces. A process killed
+    /// while writing loses whole pages at most (the kernel copies a write
+    /// page by page and stops between pages for a fatal signal), so the
+    /// file never ends inside a line: a JSON trace stays parseable.
+    pub fn page_safe(&mut self) -> &mut Self {
+        self.page_safe = true;
+        self
     }
 
     /// What has been written and not flushed.
@@ -211,7 +227,11 @@ impl Out {
 
     /// Writes what is buffered.
     pub fn flush(&mut self) {
-        write_all(self.fd, self.text());
+        if self.page_safe {
+            write_aligned(self.fd, self.text());
+        } else {
+            write_all(self.fd, self.text());
+        }
         if self.copy_fd >= 0 {
             write_all(self.copy_fd, self.text());
         }
@@ -232,6 +252,68 @@ fn write_all(fd: i32, mut b: &[u8]) {
             // A trace that cannot be written is dropped, never a failure
             // of the program being traced.
             return;
+        }
+    }
+}
+
+/// Writes the lines of `b` with spaces before any line that would cross
+/// a page boundary of the file (appended at its end); in one `writev`
+/// normally. Where the file's end is unknown (not a file), as it is.
+fn write_aligned(fd: i32, b: &[u8]) {
+    if b.is_empty() {
+        return;
+    }
+    // SAFETY: no memory is passed.
+    let end = unsafe { libc::lseek(fd, 0, libc::SEEK_END) };
+    if end < 0 {
+        return write_all(fd, b);
+    }
+    let mut pos = end as u64;
+    let mut iov = [libc::iovec { iov_base: core::ptr::null_mut(), iov_len: 0 }; 32];
+    let mut n = 0;
+    let mut run = 0;
+    let mut at = 0;
+    for line in b.split_inclusive(|&c| c == b'\n') {
+        let off = pos % PAGE;
+        let len = line.len() as u64;
+        if off != 0 && off + len > PAGE && len <= PAGE {
+            if n + 2 > iov.len() {
+                write_iov(fd, &iov[..n]);
+                n = 0;
+            }
+            let before = b.get(run..at).unwrap_or(&[]);
+            iov[n] = libc::iovec { iov_base: before.as_ptr() as *mut _, iov_len: before.len() };
+            iov[n + 1] = libc::iovec { iov_base: SPACES.as_ptr() as *mut _, iov_len: (PAGE - off) as usize };
+            n += 2;
+            pos += PAGE - off;
+            run = at;
+        }
+        pos += len;
+        at += line.len();
+    }
+    if n == iov.len() {
+        write_iov(fd, &iov[..n]);
+        n = 0;
+    }
+    let rest = b.get(run..).unwrap_or(&[]);
+    iov[n] = libc::iovec { iov_base: rest.as_ptr() as *mut _, iov_len: rest.len() };
+    write_iov(fd, &iov[..n + 1]);
+}
+
+/// `writev` of all of `iov`, finishing a short one piece by piece.
+fn write_iov(fd: i32, iov: &[libc::iovec]) {
+    // SAFETY: every iovec describes live bytes (a slice or SPACES).
+    let mut done = unsafe { libc::writev(fd, iov.as_ptr(), iov.len() as i32) };
+    if done < 0 {
+        return;
+    }
+    for v in iov {
+        let skip = (done as usize).min(v.iov_len);
+        done -= skip as isize;
+        if skip < v.iov_len {
+            // SAFETY: as above; the rest of this iovec's bytes.
+            let rest = unsafe { core::slice::from_raw_parts((v.iov_base as *const u8).add(skip), v.iov_len - skip) };
+            write_all(fd, rest);
         }
     }
 }
@@ -278,6 +360,37 @@ mod tests {
         assert_eq!(text(|o| { o.ts(1, 500_000_000).s(" ").ts(0, 1_000_000).s(" ").ts(5, 0); }),
             "1.5s 0.001s 5s");
         assert_eq!(text(|o| { o.quoted(b"a\"b\n"); }), "\"a\\\"b\\x0a\"");
+    }
+
+    #[test]
+    fn page_safe_lines_never_straddle_a_page() {
+        let path = std::env::temp_dir().join(format!("liburing-rs-out-test.{}", std::process::id()));
+        let f = std::fs::OpenOptions::new().create(true).append(true).open(&path).unwrap();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&f);
+        for round in 0..40u64 {
+            let mut o = Out::new(fd, -1);
+            o.page_safe();
+            for k in 0..(round % 7 + 1) * 9 {
+                o.begin().s(",{\"event\":").u(round * 1000 + k).s(",\"pad\":\"");
+                for _ in 0..(k * 37 % 300) {
+                    o.s("x");
+                }
+                o.s("\"}").end();
+            }
+            o.flush();
+        }
+        let text = std::fs::read(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let mut at = 0;
+        let mut lines = 0;
+        for line in text.split_inclusive(|&c| c == b'\n') {
+            let trimmed = line.iter().position(|&c| c != b' ').unwrap();
+            let start = at + trimmed;
+            assert_eq!(start / 4096, (at + line.len() - 1) / 4096, "line at {start} crosses a page");
+            at += line.len();
+            lines += 1;
+        }
+        assert!(text.len() > 3 * 4096 && lines > 100);
     }
 
     #[test]

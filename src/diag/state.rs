@@ -13,13 +13,18 @@ use core::ptr;
 /// registration checks until a slot frees up.
 pub const MAX_RINGS: usize = 64;
 /// Requests remembered between submission and completion.
-const FLIGHTS: usize = 4096;
+pub const FLIGHTS: usize = 4096;
 /// Slots searched for a request; beyond that the oldest is forgotten.
 const PROBE: usize = 8;
 /// Provided-buffer groups remembered per ring.
 const GROUPS: usize = 32;
 /// Addresses of rings recently torn down, to name use-after-exit.
 const EXITED: usize = 16;
+/// Submitting threads per ring that get timeline tracks of their own.
+const TRACKS: usize = 8;
+/// Lanes per track: requests in flight together go side by side, since a
+/// timeline track holds only slices that nest.
+pub const LANES: usize = 32;
 
 // Table indices below are reduced modulo the table size even where they
 // are known to be in range: that spares the code its panic paths.
@@ -160,6 +165,38 @@ pub struct Ring {
     pub submitted: u64,
     pub traced: u64,
     pub lost: u64,
+    /// Requests submitted and not yet completed for good, and the most seen.
+    pub in_flight: u32,
+    pub peak: u32,
+    /// CQEs posted and not yet consumed, at the last look.
+    pub cq_waiting: u32,
+    /// The counter values last written to a JSON trace.
+    pub shown: Option<(u32, u32)>,
+    /// Time spent in the library's submit and wait calls, ns.
+    pub waited: u64,
+    /// Opcodes the ring runs (a bit each), when asked at setup (`probed`).
+    pub ops: [u64; 4],
+    pub probed: bool,
+    /// Served by the userspace engine.
+    pub engine: bool,
+    pub tracks: [Track; TRACKS],
+}
+
+/// A submitting thread's timeline track on one ring, in lanes.
+#[derive(Clone, Copy)]
+pub struct Track {
+    /// The thread; 0 for a free slot.
+    pub tid: i32,
+    /// Each lane's id in the JSON trace (0: not named yet) and the end of
+    /// its last slice.
+    pub ids: [u32; LANES],
+    pub ends: [u64; LANES],
+    /// The lane of the thread's library calls (0: not named yet).
+    pub calls: u32,
+}
+
+impl Track {
+    const FREE: Track = Track { tid: 0, ids: [0; LANES], ends: [0; LANES], calls: 0 };
 }
 
 impl Ring {
@@ -168,7 +205,32 @@ impl Ring {
             addr: 0, id: 0, fd: 0, fd_is_index: false, cq_next: 0, cq_head: 0, bad_head: None,
             epoch: 0, files: 0, bufs: Buffers::none(), groups: [0; GROUPS], ngroups: 0,
             groups_unknown: false, in_submit: 0, skip_used: false, submitted: 0, traced: 0, lost: 0,
+            in_flight: 0, peak: 0, cq_waiting: 0, shown: None, waited: 0, ops: [0; 4], probed: false,
+            engine: false, tracks: [Track::FREE; TRACKS],
         }
+    }
+
+    /// The track of thread `tid` (taking over the oldest-numbered slot when
+    /// all are used: its lanes get new names).
+    pub fn track(&mut self, tid: i32) -> &mut Track {
+        let k = self.tracks.iter().position(|t| t.tid == tid)
+            .or_else(|| self.tracks.iter().position(|t| t.tid == 0))
+            .unwrap_or(tid.unsigned_abs() as usize % TRACKS);
+        let t = &mut self.tracks[k % TRACKS];
+        if t.tid != tid {
+            *t = Track { tid, ..Track::FREE };
+        }
+        t
+    }
+
+    /// Forgets the timeline lanes (a forked child names its own).
+    fn forget_lanes(&mut self) {
+        self.tracks = [Track::FREE; TRACKS];
+    }
+
+    /// Whether the ring runs opcode `op`; None when it was not asked.
+    pub fn runs(&self, op: u8) -> Option<bool> {
+        self.probed.then(|| self.ops[(op / 64) as usize % 4] & (1 << (op % 64)) != 0)
     }
 
     pub fn add_group(&mut self, g: u16) {
@@ -217,10 +279,20 @@ pub struct Flight {
     /// Submission time, CLOCK_MONOTONIC ns.
     pub t: u64,
     pub opcode: u8,
+    pub sqe_flags: u8,
+    /// The submitting thread.
+    pub tid: i32,
+    pub fd: i32,
+    pub len: u32,
+    /// This request's number in the JSON trace, and that of the request
+    /// linked to it (0: none), which names the flow between the two.
+    pub seq: u32,
+    pub link_in: u32,
 }
 
 impl Flight {
-    const FREE: Flight = Flight { ring: 0, epoch: 0, user_data: 0, t: 0, opcode: 0 };
+    pub const FREE: Flight =
+        Flight { ring: 0, epoch: 0, user_data: 0, t: 0, opcode: 0, sqe_flags: 0, tid: 0, fd: 0, len: 0, seq: 0, link_in: 0 };
 }
 
 pub struct State {
@@ -229,6 +301,9 @@ pub struct State {
     exited: [usize; EXITED],
     exited_next: usize,
     last_id: u32,
+    /// Numbers handed out for requests and timeline lanes (JSON trace).
+    pub last_seq: u32,
+    pub last_lane: u32,
 }
 
 pub static STATE: Locked<State> = Locked::new(State::new());
@@ -245,6 +320,8 @@ impl State {
             exited: [0; EXITED],
             exited_next: 0,
             last_id: 0,
+            last_seq: 0,
+            last_lane: 0,
         }
     }
 
@@ -288,6 +365,11 @@ impl State {
         *self.ring(i) = Ring::free();
     }
 
+    /// Every ring's timeline lanes are to be named anew.
+    pub fn forget_lanes(&mut self) {
+        self.rings.iter_mut().for_each(Ring::forget_lanes);
+    }
+
     pub fn note_exit(&mut self, addr: usize) {
         self.exited[self.exited_next % EXITED] = addr;
         self.exited_next = (self.exited_next + 1) % EXITED;
@@ -320,8 +402,9 @@ impl State {
     }
 
     /// Remembers a submission, replacing an earlier one with the same
-    /// user_data, else taking a free slot, else the oldest nearby.
-    pub fn depart(&mut self, f: Flight) {
+    /// user_data, else taking a free slot, else the oldest nearby; the
+    /// rings' in-flight counts follow. Returns the request it displaced.
+    pub fn depart(&mut self, f: Flight) -> Option<Flight> {
         let s = self.slot(f.ring, f.user_data).unwrap_or_else(|| {
             let h = Self::home(f.ring, f.user_data);
             let near = (0..PROBE).map(|k| (h + k) % FLIGHTS);
@@ -329,13 +412,39 @@ impl State {
                 .find(|&s| self.flights[s % FLIGHTS].ring == 0)
                 .unwrap_or_else(|| near.min_by_key(|&s| self.flights[s % FLIGHTS].t).unwrap_or(h))
         });
+        let old = self.flights[s % FLIGHTS];
+        self.count(old.ring, false);
         self.flights[s % FLIGHTS] = f;
+        self.count(f.ring, true);
+        (old.ring != 0).then_some(old)
+    }
+
+    /// The table index of the ring with id `id`.
+    pub fn index_of(&self, id: u32) -> Option<usize> {
+        self.rings.iter().position(|r| id != 0 && r.id == id)
+    }
+
+    /// Slot `k` of the table of requests in flight (ring 0: free).
+    pub fn flight_at(&self, k: usize) -> Flight {
+        self.flights[k % FLIGHTS]
     }
 
     /// Forgets a request that completed for good.
     pub fn arrive(&mut self, ring: u32, user_data: u64) {
         if let Some(s) = self.slot(ring, user_data) {
             self.flights[s % FLIGHTS] = Flight::FREE;
+            self.count(ring, false);
+        }
+    }
+
+    fn count(&mut self, id: u32, up: bool) {
+        if let Some(r) = self.rings.iter_mut().find(|r| id != 0 && r.id == id) {
+            if up {
+                r.in_flight += 1;
+                r.peak = r.peak.max(r.in_flight);
+            } else {
+                r.in_flight = r.in_flight.saturating_sub(1);
+            }
         }
     }
 }
@@ -345,7 +454,7 @@ mod tests {
     use super::*;
 
     fn flight(ring: u32, user_data: u64, t: u64) -> Flight {
-        Flight { ring, epoch: 0, user_data, t, opcode: 1 }
+        Flight { ring, user_data, t, opcode: 1, ..Flight::FREE }
     }
 
     #[test]

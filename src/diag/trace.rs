@@ -24,6 +24,12 @@ fn clock(id: libc::clockid_t) -> libc::timespec {
     ts
 }
 
+/// CLOCK_MONOTONIC in ns.
+pub fn mono_now() -> u64 {
+    let m = clock(libc::CLOCK_MONOTONIC);
+    m.tv_sec as u64 * 1_000_000_000 + m.tv_nsec as u64
+}
+
 impl Stamp {
     pub fn now() -> Stamp {
         let w = clock(libc::CLOCK_REALTIME);
@@ -339,7 +345,21 @@ pub enum RegDetail {
     Fd(i32),
 }
 
-pub fn exit(out: &mut Out, st: &Stamp, ring: RingName, submitted: u64, traced: u64, lost: u64) {
-    head(out, st, ring).s("exit submitted=").u(submitted).s(" completions_traced=").u(traced)
-        .s(" completions_unseen=").u(lost).end();
+/// What the exit line reports about a ring's life.
+pub struct Exit {
+    pub submitted: u64,
+    pub traced: u64,
+    pub lost: u64,
+    /// Most requests in flight at once.
+    pub peak: u32,
+    /// The CQ's overflow counter.
+    pub overflow: u32,
+    /// Time in the library's submit and wait calls, ns.
+    pub waited: u64,
+}
+
+pub fn exit(out: &mut Out, st: &Stamp, ring: RingName, e: &Exit) {
+    head(out, st, ring).s("exit submitted=").u(e.submitted).s(" completions_traced=").u(e.traced)
+        .s(" completions_unseen=").u(e.lost).s(" peak_in_flight=").u(e.peak as u64)
+        .s(" cq_overflow=").u(e.overflow as u64).s(" waited=").dur(e.waited).end();
 }

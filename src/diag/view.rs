@@ -31,6 +31,7 @@ pub struct RingView {
     pub features: u32,
     pub ring_fd: i32,
     pub enter_fd: i32,
+    pub int_flags: u8,
     pub sqe_head: u32,
     pub sqe_tail: u32,
     sq_mask: u32,
@@ -38,6 +39,7 @@ pub struct RingView {
     sqes: *const io_uring_sqe,
     cq_khead: *const u32,
     cq_ktail: *const u32,
+    cq_koverflow: *const u32,
     pub cq_mask: u32,
     pub cq_entries: u32,
     cqes: *const io_uring_cqe,
@@ -60,6 +62,7 @@ impl RingView {
             features: field!(ring, features),
             ring_fd: field!(ring, ring_fd),
             enter_fd: field!(ring, enter_ring_fd),
+            int_flags: field!(ring, int_flags),
             sqe_head: field!(ring, sq.sqe_head),
             sqe_tail: field!(ring, sq.sqe_tail),
             sq_mask: field!(ring, sq.ring_mask),
@@ -67,6 +70,7 @@ impl RingView {
             sqes: field!(ring, sq.sqes).cast_const(),
             cq_khead: field!(ring, cq.khead).cast_const(),
             cq_ktail: field!(ring, cq.ktail).cast_const(),
+            cq_koverflow: field!(ring, cq.koverflow).cast_const(),
             cq_mask: field!(ring, cq.ring_mask),
             cq_entries: field!(ring, cq.ring_entries),
             cqes: field!(ring, cq.cqes).cast_const(),
@@ -93,6 +97,15 @@ impl RingView {
     pub fn cq_head_tail(&self) -> (u32, u32) {
         // SAFETY: mapped() rings have both words in their mapping.
         unsafe { (load_acquire(self.cq_khead), load_acquire(self.cq_ktail)) }
+    }
+
+    /// The CQ overflow counter (0 when the ring has none mapped).
+    pub fn cq_overflow(&self) -> u32 {
+        if self.cq_koverflow.is_null() {
+            return 0;
+        }
+        // SAFETY: mapped() rings have the counter in their mapping.
+        unsafe { load_acquire(self.cq_koverflow) }
     }
 
     /// The SQ slots filled since the last flush, as a counter range.
