@@ -162,7 +162,12 @@ fn cancel_where(ctx: &Ctx, mut pick: impl FnMut(&req::Req) -> bool, all: bool, m
                 won.push((q, queued));
             } else {
                 match q.state().load(Ordering::Acquire) {
-                    st::RUNNING => running += 1,
+                    st::RUNNING => {
+                        // As io-wq does: too late to take it back, but its
+                        // worker's blocking call is interrupted.
+                        io_wq::interrupt(q);
+                        running += 1;
+                    }
                     st::IDLE => {
                         busy += 1;
                         continue;

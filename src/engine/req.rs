@@ -553,6 +553,9 @@ fn issue_step(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Option<ReqPtr> {
     if let Some(lt) = lt {
         timeout::arm_linked(ctx, lt);
     }
+    if mode == Mode::Worker {
+        io_wq::op_returned();
+    }
     next
 }
 

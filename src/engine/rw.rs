@@ -294,11 +294,18 @@ fn issue_rw(r: &mut Req, mode: Mode) -> Issued {
         if ret == -(libc::EOPNOTSUPP as isize) {
             let ty = file_type(r.file);
             if matches!(ty, libc::S_IFIFO | libc::S_IFSOCK | libc::S_IFCHR) {
-                // A pollable file that lost non-blocking support (splice
-                // clears it on pipes): as the kernel does, ask poll; not
-                // ready waits on the reactor, ready transfers now.
+                // A pollable file without non-blocking support (ttys and
+                // other character devices; pipes splice used): as the
+                // kernel does, ask poll; not ready waits on the reactor.
+                // Ready is no promise: another reader may take the data
+                // first, and a tty reads as its file flags say. A pipe is
+                // reopened non-blocking; the rest go to a worker, which
+                // may block (an interrupt ends it).
                 if !ready(r.file, poll_mask(r)) {
                     return Issued::Again;
+                }
+                if ty != libc::S_IFIFO && mode != Mode::Worker {
+                    return Issued::Blocking;
                 }
                 let ret = if ty == libc::S_IFIFO { pipe_transfer(r) } else { transfer(r, false) };
                 if ret == -(libc::EAGAIN as isize) {
