@@ -7,9 +7,6 @@ use super::req::{rf, Issued, Mode, Req, ReqPtr};
 use super::os;
 use crate::sys::{IORING_OP_TEE, SPLICE_F_FD_IN_FIXED};
 
-/// The kernel's internal restart code, which its splice leaves in the CQE.
-const ERESTARTSYS: isize = 512;
-
 /// SPLICE_F_MOVE | NONBLOCK | MORE | GIFT.
 const SPLICE_F_ALL: u32 = 0xf;
 
@@ -50,9 +47,7 @@ fn issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
         // SAFETY: the offsets point at locals (or are null).
         os::cvt(unsafe { libc::splice(fd_in, pin, r.file, pout, s.len as usize, flags) })
     };
-    // Only an interrupt (cancellation, ring exit) makes a worker's call
-    // fail with EINTR: the kernel's splice reports it as -ERESTARTSYS.
-    let ret = if ret == -(libc::EINTR as isize) { -ERESTARTSYS } else { ret };
+    let ret = os::restart_code(ret as i32) as isize;
     if ret != s.len as isize {
         r.flags |= rf::FAIL;
     }
