@@ -299,15 +299,17 @@ fn issue_rw(r: &mut Req, mode: Mode) -> Issued {
                 // kernel does, ask poll; not ready waits on the reactor.
                 // Ready is no promise: another reader may take the data
                 // first, and a tty reads as its file flags say. A pipe is
-                // reopened non-blocking; the rest go to a worker, which
-                // may block (an interrupt ends it).
+                // reopened non-blocking; the rest (or a pipe that cannot
+                // be reopened) go to a worker, which may block (an
+                // interrupt ends it).
                 if !ready(r.file, poll_mask(r)) {
                     return Issued::Again;
                 }
-                if ty != libc::S_IFIFO && mode != Mode::Worker {
-                    return Issued::Blocking;
-                }
-                let ret = if ty == libc::S_IFIFO { pipe_transfer(r) } else { transfer(r, false) };
+                let ret = match if ty == libc::S_IFIFO { pipe_transfer(r) } else { None } {
+                    Some(ret) => ret,
+                    None if mode != Mode::Worker => return Issued::Blocking,
+                    None => transfer(r, false),
+                };
                 if ret == -(libc::EAGAIN as isize) {
                     return Issued::Again;
                 }
@@ -401,7 +403,8 @@ fn ready(fd: i32, mask: u32) -> bool {
 /// must not block: done through a second, O_NONBLOCK open of the same pipe
 /// (via /proc/self/fd), so a write larger than the free room or a read
 /// racing another reader returns short or EAGAIN instead of waiting.
-fn pipe_transfer(r: &mut Req) -> isize {
+/// None if that open failed (no /proc): only a worker may then go ahead.
+fn pipe_transfer(r: &mut Req) -> Option<isize> {
     let write = !read_op(r.sqe.opcode);
     let mode = if write { libc::O_WRONLY } else { libc::O_RDONLY };
     let mut path = *b"/proc/self/fd/\0\0\0\0\0\0\0\0\0\0\0\0";
@@ -421,15 +424,14 @@ fn pipe_transfer(r: &mut Req) -> isize {
     // SAFETY: NUL-terminated path.
     let fd = unsafe { libc::open(path.as_ptr() as *const libc::c_char, mode | libc::O_NONBLOCK | libc::O_CLOEXEC) };
     if fd < 0 {
-        // No /proc: the pipe was ready a moment ago, go ahead.
-        return transfer(r, false);
+        return None;
     }
     let orig = r.file;
     r.file = fd;
     let ret = transfer(r, false);
     r.file = orig;
     os::close(fd);
-    ret
+    Some(ret)
 }
 
 /// The CQE result: all bytes so far, or the error if nothing moved. A
