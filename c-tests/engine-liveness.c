@@ -10,10 +10,12 @@
  *  (c) CONNECT on a blocking socket: O_NONBLOCK is never seen set by a
  *      thread watching the file's flags; results 0 and -ECONNREFUSED.
  *  (d) io_uring_queue_exit with a SPLICE from an empty pipe, a READ of a
- *      FIFO nobody writes to and an ACCEPT pending returns within 100 ms
- *      and leaves no thread, fd or mapping behind.
+ *      FIFO nobody writes to, an ACCEPT and a CONNECT of a blocking socket
+ *      pending returns within 100 ms and leaves no thread, fd or mapping
+ *      behind.
  *  (e) ASYNC_CANCEL of a SPLICE blocked in a worker: -EALREADY for the
- *      cancel, and the SPLICE ends with what the kernel reports.
+ *      cancel, and the SPLICE ends with what the kernel reports; of an
+ *      IOSQE_ASYNC READ of an empty pipe: 0 and -ECANCELED.
  *
  * The kernel's answers are the reference; the same assertions hold there.
  */
@@ -411,14 +413,43 @@ static int settle_threads(int want)
 	return n;
 }
 
+/*
+ * A listener whose accept queue is full: SYNs to it are dropped, so a
+ * connect(2) to it waits. The queued connections' sockets are in fill[].
+ */
+static int full_listener(struct sockaddr_in *sa, int fill[2])
+{
+	socklen_t len = sizeof(*sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	CHECK(fd >= 0, "socket");
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK(!bind(fd, (struct sockaddr *)sa, sizeof(*sa)), "bind");
+	CHECK(!listen(fd, 0), "listen");
+	CHECK(!getsockname(fd, (struct sockaddr *)sa, &len), "getsockname");
+	/* A backlog of 0 holds one connection; the second connect's SYN is
+	 * dropped and it stays in progress. */
+	for (int i = 0; i < 2; i++) {
+		fill[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK |
+				 SOCK_CLOEXEC, 0);
+		CHECK(fill[i] >= 0, "socket");
+		connect(fill[i], (struct sockaddr *)sa, sizeof(*sa));
+	}
+	usleep(20000);
+	return fd;
+}
+
 /* One ring with a SPLICE from an empty pipe, a READ of a FIFO nobody
- * writes to and an ACCEPT pending: its exit returns within BOUND_MS. */
+ * writes to, an ACCEPT and a CONNECT of a blocking socket pending: its
+ * exit returns within BOUND_MS. */
 static void exit_round(void)
 {
 	struct io_uring ring;
-	struct sockaddr_in sa;
+	struct sockaddr_in sa, full;
 	const char *fifo = op_path("fifo");
-	int p[2], q[2], ff, lfd;
+	int p[2], q[2], ff, lfd, flfd, fill[2], cfd;
 	char buf[16];
 	long long t0;
 
@@ -428,12 +459,17 @@ static void exit_round(void)
 	ff = open(fifo, O_RDWR | O_CLOEXEC);
 	CHECK(ff >= 0, "open fifo: %s", strerror(errno));
 	lfd = listener(&sa);
+	flfd = full_listener(&full, fill);
+	cfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CHECK(cfd >= 0, "socket");
 
 	op_ring(&ring, 8, 0);
 	io_uring_prep_splice(op_sqe(&ring), p[0], -1, q[1], -1, 16, 0);
 	io_uring_prep_read(op_sqe(&ring), ff, buf, sizeof(buf), 0);
 	io_uring_prep_accept(op_sqe(&ring), lfd, NULL, NULL, SOCK_CLOEXEC);
-	op_submit(&ring, 3);
+	io_uring_prep_connect(op_sqe(&ring), cfd, (struct sockaddr *)&full,
+			      sizeof(full));
+	op_submit(&ring, 4);
 	usleep(50000);
 	CHECK_EQ(io_uring_cq_ready(&ring), 0, "completions before exit");
 	t0 = tu_now_ns();
@@ -447,6 +483,10 @@ static void exit_round(void)
 	close(q[1]);
 	close(ff);
 	close(lfd);
+	close(cfd);
+	close(fill[0]);
+	close(fill[1]);
+	close(flfd);
 	unlink(fifo);
 }
 
@@ -472,6 +512,7 @@ static void test_cancel_running(void)
 	struct io_uring ring;
 	struct io_uring_sqe *sqe;
 	struct op_cqe c[2];
+	char buf[16];
 	int p[2], q[2];
 
 	CHECK(!pipe2(p, O_CLOEXEC) && !pipe2(q, O_CLOEXEC), "pipe");
@@ -498,6 +539,32 @@ static void test_cancel_running(void)
 	CHECK_EQ(c[0].res, -EALREADY, "ASYNC_CANCEL of a running SPLICE");
 	/* The kernel's splice reports the interrupt as -ERESTARTSYS. */
 	CHECK_EQ(c[1].res, -512, "interrupted SPLICE");
+
+	/* A READ of a pipe with IOSQE_ASYNC does not hold a worker: it waits
+	 * for readiness (the kernel's io-wq arms a poll for it), so it is
+	 * still taken back. */
+	sqe = op_sqe(&ring);
+	io_uring_prep_read(sqe, p[0], buf, sizeof(buf), 0);
+	sqe->flags |= IOSQE_ASYNC;
+	sqe->user_data = 3;
+	op_submit(&ring, 1);
+	usleep(50000);
+	sqe = op_sqe(&ring);
+	io_uring_prep_cancel64(sqe, 3, 0);
+	sqe->user_data = 4;
+	op_submit(&ring, 1);
+	c[0] = op_wait(&ring);
+	c[1] = op_wait(&ring);
+	if (c[0].user_data == 3) {
+		struct op_cqe x = c[0];
+
+		c[0] = c[1];
+		c[1] = x;
+	}
+	CHECK_EQ(c[0].user_data, 4, "cancel's CQE");
+	CHECK_EQ(c[0].res, 0, "ASYNC_CANCEL of an IOSQE_ASYNC pipe READ");
+	CHECK_EQ(c[1].user_data, 3, "READ's CQE");
+	CHECK_EQ(c[1].res, -ECANCELED, "cancelled READ");
 	io_uring_queue_exit(&ring);
 	close(p[0]);
 	close(p[1]);

@@ -82,7 +82,8 @@ fn cap(p: &Pool, unbounded: bool) -> u32 {
 /// before any worker can see it.
 pub(crate) fn enqueue(ctx: &Ctx, req: ReqPtr) {
     // SAFETY: still ours until it is queued.
-    let unbounded = super::opdef::get(unsafe { req.get() }.sqe.opcode).unbounded;
+    let r = unsafe { req.get() };
+    let unbounded = super::opdef::get(r.sqe.opcode).unbounded || r.flags & req::rf::UNBOUND != 0;
     ctx.list(req, st::QUEUED);
     let (wake, spawn) = {
         let mut p = POOL.lock();

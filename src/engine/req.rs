@@ -63,6 +63,9 @@ pub(crate) mod rf {
     pub const DRAIN: u32 = 1 << 8;
     /// Runs with the credentials `sqe.personality` named (see creds.rs).
     pub const CREDS: u32 = 1 << 11;
+    /// Its worker call may wait for good (a tty, not a regular file):
+    /// counted against the unbounded worker cap, as `OpDef::unbounded`.
+    pub const UNBOUND: u32 = 1 << 12;
 }
 
 /// How the current thread may issue: `Inline` and `Reactor` must never

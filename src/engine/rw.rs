@@ -307,7 +307,10 @@ fn issue_rw(r: &mut Req, mode: Mode) -> Issued {
                 }
                 let ret = match if ty == libc::S_IFIFO { pipe_transfer(r) } else { None } {
                     Some(ret) => ret,
-                    None if mode != Mode::Worker => return Issued::Blocking,
+                    None if mode != Mode::Worker => {
+                        r.flags |= rf::UNBOUND;
+                        return Issued::Blocking;
+                    }
                     None => transfer(r, false),
                 };
                 if ret == -(libc::EAGAIN as isize) {

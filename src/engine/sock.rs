@@ -185,7 +185,7 @@ fn connect_mask(_: &Req) -> u32 {
     libc::EPOLLOUT as u32
 }
 
-pub(crate) const CONNECT: OpDef = OpDef { prep: addr_prep, issue: connect_issue, poll_mask: connect_mask, ..FILE_OP };
+pub(crate) const CONNECT: OpDef = OpDef { prep: addr_prep, issue: connect_issue, poll_mask: connect_mask, unbounded: true, ..FILE_OP };
 
 fn accept_prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
     let s = &r.sqe;
