@@ -579,6 +579,56 @@ static void test_cancel_running(void)
 	close(q[1]);
 }
 
+/*
+ * CONNECT of a blocking socket to a listener whose queue is full waits:
+ * the kernel in a poll, the engine on a worker. A link timeout and an
+ * ASYNC_CANCEL both take it back: -ECANCELED, with -ETIME for the link
+ * timeout and 0 for the cancel (liburing's connect test does the first).
+ */
+static void test_cancel_connect(void)
+{
+	struct __kernel_timespec ts = { .tv_nsec = 100000 };
+	struct io_uring_sqe *sqe;
+	struct io_uring ring;
+	struct sockaddr_in full;
+	struct op_cqe c[2];
+	int flfd, fill[2], cfd;
+
+	flfd = full_listener(&full, fill);
+	op_ring(&ring, 8, 0);
+	for (int round = 0; round < 2; round++) {
+		cfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		CHECK(cfd >= 0, "socket");
+		sqe = op_sqe(&ring);
+		io_uring_prep_connect(sqe, cfd, (struct sockaddr *)&full,
+				      sizeof(full));
+		sqe->user_data = 1;
+		if (round == 0) {
+			sqe->flags |= IOSQE_IO_LINK;
+			sqe = op_sqe(&ring);
+			io_uring_prep_link_timeout(sqe, &ts, 0);
+			sqe->user_data = 2;
+			op_submit(&ring, 2);
+		} else {
+			op_submit(&ring, 1);
+			usleep(50000);
+			sqe = op_sqe(&ring);
+			io_uring_prep_cancel64(sqe, 1, 0);
+			sqe->user_data = 2;
+			op_submit(&ring, 1);
+		}
+		op_wait_n(&ring, c, 2);
+		CHECK_EQ(c[0].res, -ECANCELED, "cancelled CONNECT");
+		CHECK_EQ(c[1].res, round == 0 ? -ETIME : 0,
+			 round == 0 ? "link timeout" : "ASYNC_CANCEL of CONNECT");
+		close(cfd);
+	}
+	io_uring_queue_exit(&ring);
+	close(fill[0]);
+	close(fill[1]);
+	close(flfd);
+}
+
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_usr1 };
@@ -591,8 +641,10 @@ int main(int argc, char **argv)
 	sigaction(SIGUSR1, &sa, NULL);
 	if (strchr(parts, 'd'))
 		test_exit();
-	if (strchr(parts, 'e'))
+	if (strchr(parts, 'e')) {
 		test_cancel_running();
+		test_cancel_connect();
+	}
 	if (strchr(parts, 'a'))
 		test_accept_race();
 	if (strchr(parts, 'b'))

@@ -166,6 +166,8 @@ fn connect_issue(_: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
     // SAFETY: a live address copy of the given length.
     let mut ret = os::cvt32(unsafe { libc::connect(fd, a.buf.as_ptr() as *const libc::sockaddr, a.len) });
     match -ret {
+        // Interrupted by a cancel (see cancel.rs, waits_like_poll).
+        libc::EINTR => ret = -libc::ECANCELED,
         libc::EAGAIN | libc::EINPROGRESS if !blocking => {
             d.in_progress |= ret == -libc::EINPROGRESS;
             return Issued::Again;
@@ -255,7 +257,12 @@ fn accept_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
     let multishot = d.flags & IORING_ACCEPT_MULTISHOT != 0;
     let cloexec = if s.file_index != 0 { libc::SOCK_CLOEXEC } else { 0 };
     loop {
-        let Some(nfd) = accept_now(fd, s.addr, s.off, s.op_flags as i32 | cloexec, mode) else { return Issued::Blocking };
+        let nfd = match accept_now(fd, s.addr, s.off, s.op_flags as i32 | cloexec, mode) {
+            None => return Issued::Blocking,
+            // Interrupted by a cancel (see cancel.rs, waits_like_poll).
+            Some(e) if e == -libc::EINTR => -libc::ECANCELED,
+            Some(nfd) => nfd,
+        };
         if nfd == -libc::EAGAIN && d.flags & IORING_ACCEPT_DONTWAIT == 0 {
             d.polled = true;
             return Issued::Again;
