@@ -140,7 +140,7 @@ fn detach(req: ReqPtr, was_queued: bool) {
 /// (accept on a blocking listener, connect on a blocking socket; see
 /// sock.rs): interrupted, they end with -ECANCELED, so a cancel counts them
 /// as cancelled, as the kernel's poll removal does.
-fn waits_like_poll(opcode: u8) -> bool {
+pub(crate) fn waits_like_poll(opcode: u8) -> bool {
     matches!(opcode, IORING_OP_ACCEPT | IORING_OP_CONNECT)
 }
 

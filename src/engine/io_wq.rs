@@ -172,6 +172,18 @@ pub(crate) fn op_returned() {
     }
 }
 
+/// Whether the calling worker's op is being interrupted: its call may have
+/// been cut short, or the signal may have come between calls. One atomic
+/// load unless some worker is being interrupted.
+pub(crate) fn interrupted() -> bool {
+    if TIMERS.load(Ordering::SeqCst) == 0 {
+        return false;
+    }
+    // SAFETY: pthread_self has no preconditions.
+    let me = unsafe { libc::pthread_self() };
+    POOL.lock().running.iter().any(|w| w.thread == me && w.timer.is_some())
+}
+
 /// Interrupts the worker running `req` (state RUNNING, seen under the
 /// ring's inner lock, which the caller still holds so that the op has not
 /// returned yet): its blocking system call fails with EINTR. False if no

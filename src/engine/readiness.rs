@@ -390,10 +390,16 @@ pub(crate) fn arm(ctx: &Ctx, r: ReqPtr, events: u32) -> Result<(), i32> {
         epfd
     };
     let fd = q.file;
+    let poll_like = super::cancel::waits_like_poll(q.sqe.opcode);
     q.flags |= rf::EPOLLED;
     ctx.list(r, st::ARMED);
-    let op = if first { libc::EPOLL_CTL_ADD } else { libc::EPOLL_CTL_MOD };
-    let ret = ctl(epfd, op, fd, events, r.addr());
+    // A worker whose op a cancel interrupted (and counted as cancelled)
+    // while the op was on its way back here must not wait again.
+    let ret = if poll_like && super::io_wq::interrupted() {
+        -libc::ECANCELED
+    } else {
+        ctl(epfd, if first { libc::EPOLL_CTL_ADD } else { libc::EPOLL_CTL_MOD }, fd, events, r.addr())
+    };
     if ret < 0 {
         if !ctx.claim(r, st::ARMED, st::IDLE) {
             // A canceller took it meanwhile and completes it.

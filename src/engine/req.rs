@@ -539,6 +539,11 @@ fn issue_step(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Option<ReqPtr> {
             Err(e) => Issued::Done(e, 0),
         }
     };
+    // A ring being torn down takes nothing new to wait on.
+    let out = match out {
+        Issued::Again | Issued::Blocking if ctx.dying.load(Ordering::SeqCst) => Issued::Done(-libc::ECANCELED, 0),
+        out => out,
+    };
     let next = match out {
         Issued::Done(res, cflags) => complete_step(ctx, req, res, cflags, mode),
         Issued::Again => {
