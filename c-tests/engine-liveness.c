@@ -10,9 +10,9 @@
  *  (c) CONNECT on a blocking socket: O_NONBLOCK is never seen set by a
  *      thread watching the file's flags; results 0 and -ECONNREFUSED.
  *  (d) io_uring_queue_exit with a SPLICE from an empty pipe, a READ of a
- *      FIFO nobody writes to, an ACCEPT and a CONNECT of a blocking socket
- *      pending returns within 100 ms and leaves no thread, fd or mapping
- *      behind.
+ *      FIFO nobody writes to, an ACCEPT, a CONNECT of a blocking socket
+ *      and the second SPLICE of a chain pending returns within 100 ms and
+ *      leaves no thread, fd or mapping behind.
  *  (e) ASYNC_CANCEL of a SPLICE blocked in a worker: -EALREADY for the
  *      cancel, and the SPLICE ends with what the kernel reports; of an
  *      IOSQE_ASYNC READ of an empty pipe: 0 and -ECANCELED.
@@ -449,11 +449,13 @@ static void exit_round(void)
 	struct io_uring ring;
 	struct sockaddr_in sa, full;
 	const char *fifo = op_path("fifo");
-	int p[2], q[2], ff, lfd, flfd, fill[2], cfd;
+	int p[2], q[2], r[2], ff, lfd, flfd, fill[2], cfd;
+	struct io_uring_sqe *sqe;
 	char buf[16];
 	long long t0;
 
 	CHECK(!pipe2(p, O_CLOEXEC) && !pipe2(q, O_CLOEXEC), "pipe");
+	CHECK(!pipe2(r, O_CLOEXEC) && write(r[1], "x", 1) == 1, "pipe");
 	CHECK(!mkfifo(fifo, 0600), "mkfifo: %s", strerror(errno));
 	/* O_RDWR: the FIFO is open, nobody ever writes, a read waits. */
 	ff = open(fifo, O_RDWR | O_CLOEXEC);
@@ -469,9 +471,17 @@ static void exit_round(void)
 	io_uring_prep_accept(op_sqe(&ring), lfd, NULL, NULL, SOCK_CLOEXEC);
 	io_uring_prep_connect(op_sqe(&ring), cfd, (struct sockaddr *)&full,
 			      sizeof(full));
-	op_submit(&ring, 4);
+	/* A chain: the first SPLICE moves the byte there is, the second,
+	 * started by the worker that ran the first, waits on the empty pipe. */
+	sqe = op_sqe(&ring);
+	io_uring_prep_splice(sqe, r[0], -1, q[1], -1, 1, 0);
+	sqe->flags |= IOSQE_IO_LINK;
+	io_uring_prep_splice(op_sqe(&ring), p[0], -1, q[1], -1, 16, 0);
+	op_submit(&ring, 6);
 	usleep(50000);
-	CHECK_EQ(io_uring_cq_ready(&ring), 0, "completions before exit");
+	/* The first SPLICE of the chain is done. */
+	CHECK_EQ(io_uring_cq_ready(&ring), 1, "completions before exit");
+	io_uring_cq_advance(&ring, 1);
 	t0 = tu_now_ns();
 	io_uring_queue_exit(&ring);
 	if (ms_since(t0) > BOUND_MS)
@@ -481,6 +491,8 @@ static void exit_round(void)
 	close(p[1]);
 	close(q[0]);
 	close(q[1]);
+	close(r[0]);
+	close(r[1]);
 	close(ff);
 	close(lfd);
 	close(cfd);

@@ -113,6 +113,13 @@ pub(crate) fn enqueue(ctx: &Ctx, req: ReqPtr) {
     }
 }
 
+/// Queues `req` from a worker (or the submitter running the queue), which
+/// reads the queue again before it sleeps: nobody else needs waking.
+pub(crate) fn requeue(ctx: &Ctx, req: ReqPtr) {
+    ctx.list(req, st::QUEUED);
+    POOL.lock().queue.push(req);
+}
+
 /// Takes a queued request out of the queue (cancellation); false if a
 /// worker already took it.
 pub(crate) fn dequeue(req: ReqPtr) -> bool {

@@ -491,7 +491,20 @@ pub(crate) fn issue(ctx: &Ctx, req: ReqPtr, mode: Mode) {
 fn issue_chain(ctx: &Ctx, req: ReqPtr, mode: Mode) {
     let mut cur = Some(req);
     while let Some(req) = cur {
+        // A worker runs only the request it took from the queue (RUNNING):
+        // the rest go back to the queue, which this worker reads next, so
+        // that a cancel or the ring's exit finds them and can interrupt
+        // their calls, as io-wq's do.
+        if mode == Mode::Worker && req.state().load(Ordering::Acquire) != st::RUNNING {
+            io_wq::requeue(ctx, req);
+            return;
+        }
         cur = issue_step(ctx, req, mode);
+        if mode == Mode::Worker {
+            if let Some(next) = cur.take() {
+                io_wq::requeue(ctx, next);
+            }
+        }
     }
 }
 
