@@ -15,7 +15,9 @@
  *      leaves no thread, fd or mapping behind.
  *  (e) ASYNC_CANCEL of a SPLICE blocked in a worker: -EALREADY for the
  *      cancel, and the SPLICE ends with what the kernel reports; of an
- *      IOSQE_ASYNC READ of an empty pipe: 0 and -ECANCELED.
+ *      IOSQE_ASYNC READ of an empty pipe: 0 and -ECANCELED; of a CONNECT
+ *      of a blocking socket that waits: 0 and -ECANCELED (-ETIME and
+ *      -ECANCELED with a link timeout).
  *
  * The kernel's answers are the reference; the same assertions hold there.
  */
