@@ -136,12 +136,13 @@ fn detach(req: ReqPtr, was_queued: bool) {
     }
 }
 
-/// Ops that run on a worker only where the kernel would wait in a poll
-/// (accept on a blocking listener, connect on a blocking socket; see
-/// sock.rs): interrupted, they end with -ECANCELED, so a cancel counts them
-/// as cancelled, as the kernel's poll removal does.
-pub(crate) fn waits_like_poll(opcode: u8) -> bool {
-    matches!(opcode, IORING_OP_ACCEPT | IORING_OP_CONNECT)
+/// Requests that run on a worker only where the kernel's would wait in a
+/// poll (accept on a blocking listener, connect on a blocking socket, see
+/// sock.rs; reads and writes of ttys, see rw.rs): interrupted, they end
+/// with -ECANCELED, so a cancel counts them as cancelled, as the kernel's
+/// poll removal does. The caller owns the request.
+pub(crate) fn waits_like_poll(r: &Req) -> bool {
+    matches!(r.sqe.opcode, IORING_OP_ACCEPT | IORING_OP_CONNECT) || r.flags & rf::UNBOUND != 0
 }
 
 /// How often a cancel looks again for a request its owner is busy with
@@ -175,8 +176,7 @@ fn cancel_where(ctx: &Ctx, mut pick: impl FnMut(&req::Req) -> bool, all: bool, m
                     // worker's blocking call is interrupted. Ops the
                     // kernel would have waiting in a poll end as
                     // cancelled there (see `waits_like_poll`).
-                    // SAFETY: as above, the SQE copy only.
-                    st::RUNNING if io_wq::interrupt(q) && waits_like_poll(unsafe { q.get() }.sqe.opcode) => interrupted += 1,
+                    st::RUNNING if io_wq::interrupt(q) => interrupted += 1,
                     st::RUNNING => running += 1,
                     st::IDLE => {
                         busy += 1;

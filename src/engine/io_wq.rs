@@ -36,6 +36,9 @@ struct Pool {
 /// A worker and the request it took from the queue.
 struct Running {
     req: ReqPtr,
+    /// The request waits here only where the kernel's would wait in a poll
+    /// (see `cancel::waits_like_poll`).
+    poll_like: bool,
     thread: libc::pthread_t,
     tid: i32,
     /// The kernel id of the timer signalling the worker, once interrupted.
@@ -133,8 +136,10 @@ fn next_work(p: &mut Pool, tid: i32) -> Option<ReqPtr> {
         // A canceller that moved it to CANCELED owns it now.
         if r.state().compare_exchange(st::QUEUED, st::RUNNING, Ordering::AcqRel, Ordering::Acquire).is_ok() {
             if tid != 0 {
+                // SAFETY: the request is ours now (RUNNING); only read.
+                let poll_like = super::cancel::waits_like_poll(unsafe { r.get() });
                 // SAFETY: pthread_self has no preconditions.
-                p.running.push(Running { req: r, thread: unsafe { libc::pthread_self() }, tid, timer: None });
+                p.running.push(Running { req: r, poll_like, thread: unsafe { libc::pthread_self() }, tid, timer: None });
             }
             return Some(r);
         }
@@ -193,8 +198,10 @@ pub(crate) fn interrupted() -> bool {
 
 /// Interrupts the worker running `req` (state RUNNING, seen under the
 /// ring's inner lock, which the caller still holds so that the op has not
-/// returned yet): its blocking system call fails with EINTR. False if no
-/// worker thread runs it or no signal could be had.
+/// returned yet): its blocking system call fails with EINTR. Returns
+/// whether it was interrupted and the op ends as cancelled there (see
+/// `cancel::waits_like_poll`); false if no worker thread runs it, no
+/// signal could be had, or the op ends with its own result.
 pub(crate) fn interrupt(req: ReqPtr) -> bool {
     let sig = signal();
     if sig <= 0 {
@@ -203,7 +210,7 @@ pub(crate) fn interrupt(req: ReqPtr) -> bool {
     let mut p = POOL.lock();
     let Some(w) = p.running.iter_mut().find(|w| w.req == req) else { return false };
     if w.timer.is_some() {
-        return true;
+        return w.poll_like;
     }
     // SAFETY: an all-zero sigevent is valid; the fields set aim it at
     // one thread of this process.
@@ -224,7 +231,7 @@ pub(crate) fn interrupt(req: ReqPtr) -> bool {
     // SAFETY: arms the timer just created with a live itimerspec.
     unsafe { libc::syscall(libc::SYS_timer_settime, id, 0, &spec, core::ptr::null_mut::<libc::itimerspec>()) };
     w.timer = Some(id);
-    true
+    w.poll_like
 }
 
 extern "C" fn on_interrupt(_: i32) {}

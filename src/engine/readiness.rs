@@ -390,7 +390,7 @@ pub(crate) fn arm(ctx: &Ctx, r: ReqPtr, events: u32) -> Result<(), i32> {
         epfd
     };
     let fd = q.file;
-    let poll_like = super::cancel::waits_like_poll(q.sqe.opcode);
+    let poll_like = super::cancel::waits_like_poll(q);
     q.flags |= rf::EPOLLED;
     ctx.list(r, st::ARMED);
     // A worker whose op a cancel interrupted (and counted as cancelled)

@@ -311,7 +311,12 @@ fn issue_rw(r: &mut Req, mode: Mode) -> Issued {
                         r.flags |= rf::UNBOUND;
                         return Issued::Blocking;
                     }
-                    None => transfer(r, false),
+                    // Only a cancel interrupts a worker (see
+                    // cancel::waits_like_poll).
+                    None => match transfer(r, false) {
+                        e if e == -(libc::EINTR as isize) && r.flags & rf::UNBOUND != 0 => -(libc::ECANCELED as isize),
+                        ret => ret,
+                    },
                 };
                 if ret == -(libc::EAGAIN as isize) {
                     return Issued::Again;
