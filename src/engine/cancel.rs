@@ -136,15 +136,25 @@ fn detach(req: ReqPtr, was_queued: bool) {
     }
 }
 
+/// Requests that run on a worker only where the kernel's would wait in a
+/// poll (accept on a blocking listener, connect on a blocking socket, see
+/// sock.rs; reads and writes of ttys, see rw.rs): interrupted, they end
+/// with -ECANCELED, so a cancel counts them as cancelled, as the kernel's
+/// poll removal does. The caller owns the request.
+pub(crate) fn waits_like_poll(r: &Req) -> bool {
+    matches!(r.sqe.opcode, IORING_OP_ACCEPT | IORING_OP_CONNECT) || r.flags & rf::UNBOUND != 0
+}
+
 /// How often a cancel looks again for a request its owner is busy with
 /// (bounded: the owner may be the cancelling thread itself).
 const BUSY_ROUNDS: u32 = 20000;
 
 /// Cancels the requests `pick` selects among the findable ones; returns
-/// (cancelled, found running).
+/// (cancelled, found running). Requests counted as cancelled while their
+/// worker is interrupted are completed by that worker.
 fn cancel_where(ctx: &Ctx, mut pick: impl FnMut(&req::Req) -> bool, all: bool, mode: Mode) -> (u32, u32) {
     let mut won: Vec<(ReqPtr, bool)> = Vec::new();
-    let mut running = 0;
+    let (mut running, mut interrupted) = (0, 0);
     for round in 0.. {
         // Listed but owned by a thread that is between two attempts (a
         // multishot posting, a retry after readiness): it is about to wait
@@ -162,6 +172,11 @@ fn cancel_where(ctx: &Ctx, mut pick: impl FnMut(&req::Req) -> bool, all: bool, m
                 won.push((q, queued));
             } else {
                 match q.state().load(Ordering::Acquire) {
+                    // As io-wq does: too late to take it back, but its
+                    // worker's blocking call is interrupted. Ops the
+                    // kernel would have waiting in a poll end as
+                    // cancelled there (see `waits_like_poll`).
+                    st::RUNNING if io_wq::interrupt(q) => interrupted += 1,
                     st::RUNNING => running += 1,
                     st::IDLE => {
                         busy += 1;
@@ -175,13 +190,13 @@ fn cancel_where(ctx: &Ctx, mut pick: impl FnMut(&req::Req) -> bool, all: bool, m
             }
         }
         drop(inner);
-        if busy == 0 || running != 0 || (!all && !won.is_empty()) || round == BUSY_ROUNDS {
+        if busy == 0 || running != 0 || (!all && (!won.is_empty() || interrupted != 0)) || round == BUSY_ROUNDS {
             break;
         }
         // SAFETY: plain yield.
         unsafe { libc::sched_yield() };
     }
-    let n = won.len() as u32;
+    let n = won.len() as u32 + interrupted;
     for (q, queued) in won {
         detach(q, queued);
         req::complete(ctx, q, -libc::ECANCELED, 0, mode);

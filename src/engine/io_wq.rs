@@ -3,8 +3,18 @@
 //! by default, IORING_REGISTER_IOWQ_MAX_WORKERS changes it), and an idle
 //! worker exits after a few seconds, or at once when no engine ring is
 //! left.
+//!
+//! A request a worker is running can be interrupted (cancellation, ring
+//! exit), as io-wq does with a notify signal: the worker's thread gets a
+//! real-time signal whose handler does nothing and has no SA_RESTART, so
+//! the blocking system call fails with EINTR. The signal comes from a
+//! POSIX timer aimed at the thread (SIGEV_THREAD_ID) that fires at once
+//! and then every few ms until the op returns, so a signal that lands just
+//! before the call starts is followed by another. Workers keep only that
+//! signal unblocked.
 
-use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 
 use super::ctx::Ctx;
 use super::req::{self, st, Fifo, Mode, ReqPtr};
@@ -19,9 +29,30 @@ struct Pool {
     idle: u32,
     /// Caps for bounded (file) and unbounded work; 0 = default.
     max: [u32; 2],
+    /// What each busy worker runs, for `interrupt`.
+    running: Vec<Running>,
 }
 
-static POOL: Mutex<Pool> = Mutex::new(Pool { queue: Fifo::new(), workers: 0, idle: 0, max: [0, 0] });
+/// A worker and the request it took from the queue.
+struct Running {
+    req: ReqPtr,
+    /// The request waits here only where the kernel's would wait in a poll
+    /// (see `cancel::waits_like_poll`).
+    poll_like: bool,
+    thread: libc::pthread_t,
+    tid: i32,
+    /// The kernel id of the timer signalling the worker, once interrupted.
+    timer: Option<i32>,
+}
+
+static POOL: Mutex<Pool> = Mutex::new(Pool { queue: Fifo::new(), workers: 0, idle: 0, max: [0, 0], running: Vec::new() });
+/// How many workers have an interrupt timer running (see `op_returned`).
+static TIMERS: AtomicU32 = AtomicU32::new(0);
+/// The interrupt signal, once chosen (-1: none could be had).
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+static SIGNAL_LOCK: Mutex<()> = Mutex::new(());
+/// Period of the interrupt timer after its first shot.
+const INTERRUPT_PERIOD_NS: i64 = 5_000_000;
 /// Worker CPU affinity (IORING_REGISTER_IOWQ_AFF): a generation and the
 /// mask; None restores the process's own.
 static AFFINITY: Mutex<(u32, Option<libc::cpu_set_t>)> = Mutex::new((0, None));
@@ -54,7 +85,8 @@ fn cap(p: &Pool, unbounded: bool) -> u32 {
 /// before any worker can see it.
 pub(crate) fn enqueue(ctx: &Ctx, req: ReqPtr) {
     // SAFETY: still ours until it is queued.
-    let unbounded = super::opdef::get(unsafe { req.get() }.sqe.opcode).unbounded;
+    let r = unsafe { req.get() };
+    let unbounded = super::opdef::get(r.sqe.opcode).unbounded || r.flags & req::rf::UNBOUND != 0;
     ctx.list(req, st::QUEUED);
     let (wake, spawn) = {
         let mut p = POOL.lock();
@@ -84,20 +116,179 @@ pub(crate) fn enqueue(ctx: &Ctx, req: ReqPtr) {
     }
 }
 
+/// Queues `req` from a worker (or the submitter running the queue), which
+/// reads the queue again before it sleeps: nobody else needs waking.
+pub(crate) fn requeue(ctx: &Ctx, req: ReqPtr) {
+    ctx.list(req, st::QUEUED);
+    POOL.lock().queue.push(req);
+}
+
 /// Takes a queued request out of the queue (cancellation); false if a
 /// worker already took it.
 pub(crate) fn dequeue(req: ReqPtr) -> bool {
     POOL.lock().queue.remove(req)
 }
 
-fn next_work(p: &mut Pool) -> Option<ReqPtr> {
+/// Takes the next request for the calling worker (`tid`; 0 when the
+/// submitter runs the queue itself, which cannot be interrupted).
+fn next_work(p: &mut Pool, tid: i32) -> Option<ReqPtr> {
     while let Some(r) = p.queue.pop() {
         // A canceller that moved it to CANCELED owns it now.
         if r.state().compare_exchange(st::QUEUED, st::RUNNING, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+            if tid != 0 {
+                // SAFETY: the request is ours now (RUNNING); only read.
+                let poll_like = super::cancel::waits_like_poll(unsafe { r.get() });
+                // SAFETY: pthread_self has no preconditions.
+                p.running.push(Running { req: r, poll_like, thread: unsafe { libc::pthread_self() }, tid, timer: None });
+            }
             return Some(r);
         }
     }
     None
+}
+
+/// Removes the calling worker's entry; its timer, if any, is returned to
+/// be deleted once the lock is dropped.
+fn leave_running(p: &mut Pool) -> Option<i32> {
+    // SAFETY: pthread_self has no preconditions.
+    let me = unsafe { libc::pthread_self() };
+    let i = p.running.iter().position(|w| w.thread == me)?;
+    p.running.swap_remove(i).timer
+}
+
+/// Stops a worker's interrupt timer. A signal it already raised is
+/// delivered to the worker (the signal is unblocked there) on the return
+/// from this very call, so nothing is left pending for a later op.
+fn stop_timer(t: i32) {
+    TIMERS.fetch_sub(1, Ordering::SeqCst);
+    // SAFETY: deletes a timer this module created.
+    unsafe { libc::syscall(libc::SYS_timer_delete, t) };
+}
+
+/// Called by a worker after each op it issued has returned (and its
+/// request was completed or handed on): an interrupt meant for that op
+/// must not reach the next one. Costs one atomic load unless some worker
+/// is being interrupted.
+pub(crate) fn op_returned() {
+    if TIMERS.load(Ordering::SeqCst) == 0 {
+        return;
+    }
+    let t = {
+        let mut p = POOL.lock();
+        // SAFETY: pthread_self has no preconditions.
+        let me = unsafe { libc::pthread_self() };
+        p.running.iter_mut().find(|w| w.thread == me).and_then(|w| w.timer.take())
+    };
+    if let Some(t) = t {
+        stop_timer(t);
+    }
+}
+
+/// Whether the calling worker's op is being interrupted: its call may have
+/// been cut short, or the signal may have come between calls. One atomic
+/// load unless some worker is being interrupted.
+pub(crate) fn interrupted() -> bool {
+    if TIMERS.load(Ordering::SeqCst) == 0 {
+        return false;
+    }
+    // SAFETY: pthread_self has no preconditions.
+    let me = unsafe { libc::pthread_self() };
+    POOL.lock().running.iter().any(|w| w.thread == me && w.timer.is_some())
+}
+
+/// Interrupts the worker running `req` (state RUNNING, seen under the
+/// ring's inner lock, which the caller still holds so that the op has not
+/// returned yet): its blocking system call fails with EINTR. Returns
+/// whether it was interrupted and the op ends as cancelled there (see
+/// `cancel::waits_like_poll`); false if no worker thread runs it, no
+/// signal could be had, or the op ends with its own result.
+pub(crate) fn interrupt(req: ReqPtr) -> bool {
+    let sig = signal();
+    if sig <= 0 {
+        return false;
+    }
+    let mut p = POOL.lock();
+    let Some(w) = p.running.iter_mut().find(|w| w.req == req) else { return false };
+    if w.timer.is_some() {
+        return w.poll_like;
+    }
+    // SAFETY: an all-zero sigevent is valid; the fields set aim it at
+    // one thread of this process.
+    let mut ev: libc::sigevent = unsafe { core::mem::zeroed() };
+    ev.sigev_notify = libc::SIGEV_THREAD_ID;
+    ev.sigev_signo = sig;
+    ev.sigev_notify_thread_id = w.tid;
+    let mut id: i32 = 0;
+    // SAFETY: live sigevent and timer id out-parameter (the kernel's int).
+    if unsafe { libc::syscall(libc::SYS_timer_create, libc::CLOCK_MONOTONIC, &ev, &mut id) } < 0 {
+        return false;
+    }
+    let spec = libc::itimerspec {
+        it_interval: libc::timespec { tv_sec: 0, tv_nsec: INTERRUPT_PERIOD_NS },
+        it_value: libc::timespec { tv_sec: 0, tv_nsec: 1 },
+    };
+    TIMERS.fetch_add(1, Ordering::SeqCst);
+    // SAFETY: arms the timer just created with a live itimerspec.
+    unsafe { libc::syscall(libc::SYS_timer_settime, id, 0, &spec, core::ptr::null_mut::<libc::itimerspec>()) };
+    w.timer = Some(id);
+    w.poll_like
+}
+
+extern "C" fn on_interrupt(_: i32) {}
+
+/// The interrupt signal: SIGRTMAX-4, or the next lower one the program
+/// has no handler for (down to SIGRTMAX-12). glibc keeps signals 32 and
+/// 33 below SIGRTMIN for itself; programs that use real-time signals
+/// mostly take the lowest few, and valgrind the highest. Installed once,
+/// without SA_RESTART, before any worker unblocks it.
+fn signal() -> i32 {
+    let s = SIGNAL.load(Ordering::Acquire);
+    if s != 0 {
+        return s;
+    }
+    let _g = SIGNAL_LOCK.lock();
+    let s = SIGNAL.load(Ordering::Acquire);
+    if s != 0 {
+        return s;
+    }
+    let top = libc::SIGRTMAX();
+    let mut chosen = -1;
+    for sig in (top - 12..=top - 4).rev() {
+        // SAFETY: sigaction with a live out-parameter only reads the
+        // current disposition.
+        let mut old: libc::sigaction = unsafe { core::mem::zeroed() };
+        if unsafe { libc::sigaction(sig, core::ptr::null(), &mut old) } < 0 || old.sa_sigaction != libc::SIG_DFL {
+            continue;
+        }
+        // SAFETY: an all-zero sigaction is valid; the handler is an empty
+        // extern "C" function, the mask blocks everything while it runs.
+        let mut sa: libc::sigaction = unsafe { core::mem::zeroed() };
+        sa.sa_sigaction = on_interrupt as extern "C" fn(i32) as usize;
+        // SAFETY: live sigset.
+        unsafe { libc::sigfillset(&mut sa.sa_mask) };
+        // SAFETY: installs the handler above.
+        if unsafe { libc::sigaction(sig, &sa, core::ptr::null_mut()) } == 0 {
+            chosen = sig;
+            break;
+        }
+    }
+    SIGNAL.store(chosen, Ordering::Release);
+    chosen
+}
+
+/// Lets the interrupt signal reach the calling worker.
+fn unblock_signal() {
+    let sig = signal();
+    if sig <= 0 {
+        return;
+    }
+    // SAFETY: live sigset; changes the calling thread's mask only.
+    unsafe {
+        let mut set: libc::sigset_t = core::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, sig);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, core::ptr::null_mut());
+    }
 }
 
 fn run(r: ReqPtr) {
@@ -109,7 +300,7 @@ fn run(r: ReqPtr) {
 
 fn run_here() {
     loop {
-        let r = next_work(&mut POOL.lock());
+        let r = next_work(&mut POOL.lock(), 0);
         match r {
             Some(r) => run(r),
             None => return,
@@ -183,6 +374,9 @@ pub(crate) fn clear_affinity() -> i32 {
 
 extern "C" fn worker_main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
     let mut aff = 0;
+    unblock_signal();
+    // SAFETY: gettid has no preconditions.
+    let tid = unsafe { libc::gettid() };
     let mut p = POOL.lock();
     loop {
         if AFFINITY_USED.load(Ordering::Relaxed) {
@@ -190,10 +384,15 @@ extern "C" fn worker_main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
             apply_affinity(&mut aff);
             p = POOL.lock();
         }
-        if let Some(r) = next_work(&mut p) {
+        if let Some(r) = next_work(&mut p, tid) {
             drop(p);
             run(r);
             p = POOL.lock();
+            if let Some(t) = leave_running(&mut p) {
+                drop(p);
+                stop_timer(t);
+                p = POOL.lock();
+            }
             continue;
         }
         if LEAVE.load(Ordering::Acquire) {
@@ -249,9 +448,15 @@ pub(crate) fn set_max(vals: &mut [u32; 2]) {
 /// Only from the atfork child handler.
 pub(crate) unsafe fn after_fork_child() {
     // SAFETY: forwarded contract.
-    unsafe { POOL.reset_after_fork() };
+    unsafe {
+        POOL.reset_after_fork();
+        SIGNAL_LOCK.reset_after_fork();
+    }
     let mut p = POOL.lock();
     p.queue = Fifo::new();
     p.workers = 0;
     p.idle = 0;
+    // The parent's workers and their timers did not come along.
+    p.running.clear();
+    TIMERS.store(0, Ordering::SeqCst);
 }

@@ -92,12 +92,12 @@ fn issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
     }
     let fd = if mode == Mode::Worker {
         let fd = openat2(r.sqe.fd, &d.path, &how);
-        if fd == -libc::ENOSYS {
+        os::restart_code(if fd == -libc::ENOSYS {
             // SAFETY: NUL-terminated path; flags and mode as the kernel got them.
             os::cvt32(unsafe { libc::openat(r.sqe.fd, path::ptr(&d.path), how.flags as i32, how.mode as libc::c_uint) })
         } else {
             fd
-        }
+        })
     } else {
         if how.flags & (libc::O_TRUNC as u64 | libc::O_CREAT as u64 | O_TMPFILE_BIT) != 0 {
             return Issued::Again;

@@ -4,6 +4,21 @@
 use core::ffi::c_void;
 use core::sync::atomic::{AtomicU64, Ordering};
 
+/// The kernel's internal "interrupted, restart" code. Only an interrupt
+/// (cancellation, ring exit; see io_wq.rs) makes a worker's call fail
+/// with EINTR, and the kernel's io-wq leaves this code in the CQE of the
+/// ops that do not turn it into -EINTR themselves (splice, tee, open).
+pub(crate) const ERESTARTSYS: i32 = 512;
+
+/// A worker's result after an interrupt, as those ops report it.
+pub(crate) fn restart_code(ret: i32) -> i32 {
+    if ret == -libc::EINTR {
+        -ERESTARTSYS
+    } else {
+        ret
+    }
+}
+
 /// `-errno` of the last failed libc call.
 #[inline]
 pub(crate) fn errno() -> i32 {

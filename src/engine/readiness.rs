@@ -409,10 +409,18 @@ pub(crate) fn arm(ctx: &Ctx, r: ReqPtr, events: u32) -> Result<(), i32> {
         epfd
     };
     let fd = q.file;
+    let poll_like = super::cancel::waits_like_poll(q);
     q.flags |= rf::EPOLLED;
     ctx.list(r, st::ARMED);
-    let op = if first { libc::EPOLL_CTL_ADD } else { libc::EPOLL_CTL_MOD };
-    let ret = if ctx.is_lost() { -libc::EBADF } else { ctl(epfd, op, fd, events, r.addr()) };
+    // A worker whose op a cancel interrupted (and counted as cancelled)
+    // while the op was on its way back here must not wait again.
+    let ret = if ctx.is_lost() {
+        -libc::EBADF
+    } else if poll_like && super::io_wq::interrupted() {
+        -libc::ECANCELED
+    } else {
+        ctl(epfd, if first { libc::EPOLL_CTL_ADD } else { libc::EPOLL_CTL_MOD }, fd, events, r.addr())
+    };
     if ret < 0 {
         if (ret == -libc::EBADF || ret == -libc::EINVAL) && !os::anon_ok(epfd) {
             // The set was closed behind the engine's back.

@@ -61,6 +61,9 @@ pub(crate) mod rf {
     pub const QUIET: u32 = 1 << 10;
     /// Heads a chain that waits behind a drain barrier (IOSQE_IO_DRAIN).
     pub const DRAIN: u32 = 1 << 8;
+    /// Its worker call may wait for good (a tty, not a regular file):
+    /// counted against the unbounded worker cap, as `OpDef::unbounded`.
+    pub const UNBOUND: u32 = 1 << 12;
 }
 
 /// How the current thread may issue: `Inline` and `Reactor` must never
@@ -493,7 +496,20 @@ pub(crate) fn issue(ctx: &Ctx, req: ReqPtr, mode: Mode) {
 fn issue_chain(ctx: &Ctx, req: ReqPtr, mode: Mode) {
     let mut cur = Some(req);
     while let Some(req) = cur {
+        // A worker runs only the request it took from the queue (RUNNING):
+        // the rest go back to the queue, which this worker reads next, so
+        // that a cancel or the ring's exit finds them and can interrupt
+        // their calls, as io-wq's do.
+        if mode == Mode::Worker && req.state().load(Ordering::Acquire) != st::RUNNING {
+            io_wq::requeue(ctx, req);
+            return;
+        }
         cur = issue_step(ctx, req, mode);
+        if mode == Mode::Worker {
+            if let Some(next) = cur.take() {
+                io_wq::requeue(ctx, next);
+            }
+        }
     }
 }
 
@@ -541,6 +557,11 @@ fn issue_step(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Option<ReqPtr> {
             Err(e) => Issued::Done(e, 0),
         }
     };
+    // A ring being torn down takes nothing new to wait on.
+    let out = match out {
+        Issued::Again | Issued::Blocking if ctx.dying.load(Ordering::SeqCst) => Issued::Done(-libc::ECANCELED, 0),
+        out => out,
+    };
     let next = match out {
         Issued::Done(res, cflags) => complete_step(ctx, req, res, cflags, mode),
         Issued::Again => {
@@ -565,6 +586,9 @@ fn issue_step(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Option<ReqPtr> {
     };
     if let Some(lt) = lt {
         timeout::arm_linked(ctx, lt);
+    }
+    if mode == Mode::Worker {
+        io_wq::op_returned();
     }
     next
 }

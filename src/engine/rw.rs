@@ -298,13 +298,30 @@ fn issue_rw(r: &mut Req, mode: Mode) -> Issued {
         if ret == -(libc::EOPNOTSUPP as isize) {
             let ty = file_type(r.file);
             if matches!(ty, libc::S_IFIFO | libc::S_IFSOCK | libc::S_IFCHR) {
-                // A pollable file that lost non-blocking support (splice
-                // clears it on pipes): as the kernel does, ask poll; not
-                // ready waits on the reactor, ready transfers now.
+                // A pollable file without non-blocking support (ttys and
+                // other character devices; pipes splice used): as the
+                // kernel does, ask poll; not ready waits on the reactor.
+                // Ready is no promise: another reader may take the data
+                // first, and a tty reads as its file flags say. A pipe is
+                // reopened non-blocking; the rest (or a pipe that cannot
+                // be reopened) go to a worker, which may block (an
+                // interrupt ends it).
                 if !ready(r.file, poll_mask(r)) {
                     return Issued::Again;
                 }
-                let ret = if ty == libc::S_IFIFO { pipe_transfer(r) } else { transfer(r, false) };
+                let ret = match if ty == libc::S_IFIFO { pipe_transfer(r) } else { None } {
+                    Some(ret) => ret,
+                    None if mode != Mode::Worker => {
+                        r.flags |= rf::UNBOUND;
+                        return Issued::Blocking;
+                    }
+                    // Only a cancel interrupts a worker (see
+                    // cancel::waits_like_poll).
+                    None => match transfer(r, false) {
+                        e if e == -(libc::EINTR as isize) && r.flags & rf::UNBOUND != 0 => -(libc::ECANCELED as isize),
+                        ret => ret,
+                    },
+                };
                 if ret == -(libc::EAGAIN as isize) {
                     return Issued::Again;
                 }
@@ -398,7 +415,8 @@ fn ready(fd: i32, mask: u32) -> bool {
 /// must not block: done through a second, O_NONBLOCK open of the same pipe
 /// (via /proc/self/fd), so a write larger than the free room or a read
 /// racing another reader returns short or EAGAIN instead of waiting.
-fn pipe_transfer(r: &mut Req) -> isize {
+/// None if that open failed (no /proc): only a worker may then go ahead.
+fn pipe_transfer(r: &mut Req) -> Option<isize> {
     let write = !read_op(r.sqe.opcode);
     let mode = if write { libc::O_WRONLY } else { libc::O_RDONLY };
     let mut path = *b"/proc/self/fd/\0\0\0\0\0\0\0\0\0\0\0\0";
@@ -418,15 +436,14 @@ fn pipe_transfer(r: &mut Req) -> isize {
     // SAFETY: NUL-terminated path.
     let fd = unsafe { libc::open(path.as_ptr() as *const libc::c_char, mode | libc::O_NONBLOCK | libc::O_CLOEXEC) };
     if fd < 0 {
-        // No /proc: the pipe was ready a moment ago, go ahead.
-        return transfer(r, false);
+        return None;
     }
     let orig = r.file;
     r.file = fd;
     let ret = transfer(r, false);
     r.file = orig;
     os::close(fd);
-    ret
+    Some(ret)
 }
 
 /// The CQE result: all bytes so far, or the error if nothing moved. A

@@ -425,7 +425,11 @@ pub(crate) fn shutdown(r: RingRef) {
         if n == 0 {
             break;
         }
-        super::lock::futex_wait(&ctx.users, n, Some(os::now_ns() + 10_000_000));
+        if super::lock::futex_wait(&ctx.users, n, Some(os::now_ns() + 10_000_000)) == -libc::ETIMEDOUT {
+            // A worker's op that the interrupt missed may have gone back
+            // to wait for readiness meanwhile: take it again.
+            super::cancel::cancel_all(ctx);
+        }
     }
     table::wait_sole(&r);
     drop(r);

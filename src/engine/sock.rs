@@ -2,13 +2,14 @@
 //! ACCEPT (one-shot and multishot) and URING_CMD's socket commands, with
 //! the fixed-file (direct descriptor) variants.
 //!
-//! As for transfers (`net.rs`), nothing here blocks a thread: accepts and
-//! connects that would wait return `Issued::Again` and wait on the reactor.
+//! As for transfers (`net.rs`), accepts and connects that would wait
+//! return `Issued::Again` and wait on the reactor. The calls that only a
+//! blocking system call can make (accept on a blocking listener, connect
+//! on a blocking socket) run on a worker, never on the reactor or inline.
 
 use alloc::boxed::Box;
 
 use super::ctx::{Cqe, Ctx};
-use super::lock::Mutex;
 use super::net::{copy_addr, sockopt_int, Addr, Kind};
 use super::opdef::{OpDef, BASE};
 use super::req::{Issued, Mode, OpData, Req, ReqPtr};
@@ -139,37 +140,39 @@ pub(crate) const BIND: OpDef = OpDef { prep: addr_prep, issue: bind_issue, ..FIL
 pub(crate) const LISTEN: OpDef = OpDef { prep: listen_prep, issue: listen_issue, ..FILE_OP };
 pub(crate) const SHUTDOWN: OpDef = OpDef { prep: shutdown_prep, issue: shutdown_issue, creds: false, ..FILE_OP };
 
-/// Runs `f` with the file non-blocking. connect(2) has no per-call flag,
-/// so a blocking socket is switched to O_NONBLOCK for the one call and
-/// straight back; already non-blocking sockets are left alone.
-fn nonblocking<T>(fd: i32, f: impl FnOnce() -> T) -> T {
-    // SAFETY: fcntl on the request's own file.
+/// Whether the file's status flags have O_NONBLOCK (read only: the
+/// program's threads share them).
+fn nonblocking(fd: i32) -> bool {
+    // SAFETY: F_GETFL only reads the file's status flags.
     let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    if fl < 0 || fl & libc::O_NONBLOCK != 0 {
-        return f();
-    }
-    // SAFETY: as above; the old flags are restored below.
-    unsafe { libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK) };
-    let t = f();
-    // SAFETY: as above.
-    unsafe { libc::fcntl(fd, libc::F_SETFL, fl) };
-    t
+    fl >= 0 && fl & libc::O_NONBLOCK != 0
 }
 
-fn connect_issue(_: &Ctx, req: ReqPtr, _: Mode) -> Issued {
+/// connect(2) has no per-call flag. A non-blocking socket is connected as
+/// the kernel does (EINPROGRESS, then wait for writability); a blocking
+/// one by a worker, where the call may block (an interrupt ends it), so
+/// that the file's flags, which the program's threads share, are never
+/// touched.
+fn connect_issue(_: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
     // SAFETY: issue functions own their request.
     let r = unsafe { req.get() };
     let fd = r.file;
+    let blocking = !nonblocking(fd);
+    if blocking && mode != Mode::Worker {
+        return Issued::Blocking;
+    }
     let d = data(r);
     let a = d.addr.as_ref().expect("prepared");
     // SAFETY: a live address copy of the given length.
-    let mut ret = nonblocking(fd, || os::cvt32(unsafe { libc::connect(fd, a.buf.as_ptr() as *const libc::sockaddr, a.len) }));
+    let mut ret = os::cvt32(unsafe { libc::connect(fd, a.buf.as_ptr() as *const libc::sockaddr, a.len) });
     match -ret {
-        libc::EAGAIN | libc::EINPROGRESS => {
+        // Interrupted by a cancel (see cancel.rs, waits_like_poll).
+        libc::EINTR => ret = -libc::ECANCELED,
+        libc::EAGAIN | libc::EINPROGRESS if !blocking => {
             d.in_progress |= ret == -libc::EINPROGRESS;
             return Issued::Again;
         }
-        libc::ECONNABORTED if !d.aborted => {
+        libc::ECONNABORTED if !d.aborted && !blocking => {
             d.aborted = true;
             return Issued::Again;
         }
@@ -184,7 +187,7 @@ fn connect_mask(_: &Req) -> u32 {
     libc::EPOLLOUT as u32
 }
 
-pub(crate) const CONNECT: OpDef = OpDef { prep: addr_prep, issue: connect_issue, poll_mask: connect_mask, ..FILE_OP };
+pub(crate) const CONNECT: OpDef = OpDef { prep: addr_prep, issue: connect_issue, poll_mask: connect_mask, unbounded: true, ..FILE_OP };
 
 fn accept_prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
     let s = &r.sqe;
@@ -208,10 +211,6 @@ fn accept_prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
     Ok(())
 }
 
-/// Serialises the engine's own readiness check + accept on blocking
-/// listeners, so that two engine requests never race for one connection.
-static ACCEPT_LOCK: Mutex<()> = Mutex::new(());
-
 /// Whether a poll says `fd` has `ev` now.
 fn ready(fd: i32, ev: i16) -> bool {
     let mut p = libc::pollfd { fd, events: ev, revents: 0 };
@@ -219,29 +218,31 @@ fn ready(fd: i32, ev: i16) -> bool {
     unsafe { libc::poll(&mut p, 1, 0) > 0 && p.revents != 0 }
 }
 
-/// One accept that does not wait, without touching the listener's flags:
-/// a non-blocking listener is asked directly; a blocking one only once a
-/// poll says a connection is queued.
-fn accept_now(fd: i32, addr: u64, addrlen: u64, flags: i32) -> i32 {
+/// One accept without touching the listener's flags: a non-blocking
+/// listener is asked directly; a blocking one only once a poll says a
+/// connection is queued, and then only on a worker (None: hand it to
+/// one), since another thread of the program may take that connection
+/// first and leave the call waiting for the next.
+fn accept_now(fd: i32, addr: u64, addrlen: u64, flags: i32, mode: Mode) -> Option<i32> {
     let call = || {
         // SAFETY: the address buffers are the caller's; the kernel checks
         // them (EFAULT).
         os::cvt32(unsafe { libc::accept4(fd, addr as *mut libc::sockaddr, addrlen as *mut libc::socklen_t, flags) })
     };
-    // SAFETY: fcntl on the request's own file.
-    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    if fl >= 0 && fl & libc::O_NONBLOCK != 0 {
-        return call();
+    if nonblocking(fd) {
+        return Some(call());
     }
-    let _g = ACCEPT_LOCK.lock();
     if !ready(fd, libc::POLLIN) {
         // Not listening at all fails now; an empty queue waits.
-        return match sockopt_int(fd, libc::SO_ACCEPTCONN) {
+        return Some(match sockopt_int(fd, libc::SO_ACCEPTCONN) {
             Ok(1) => -libc::EAGAIN,
             _ => call(),
-        };
+        });
     }
-    call()
+    if mode != Mode::Worker {
+        return None;
+    }
+    Some(call())
 }
 
 fn accept_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
@@ -256,7 +257,12 @@ fn accept_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
     let multishot = d.flags & IORING_ACCEPT_MULTISHOT != 0;
     let cloexec = if s.file_index != 0 { libc::SOCK_CLOEXEC } else { 0 };
     loop {
-        let nfd = accept_now(fd, s.addr, s.off, s.op_flags as i32 | cloexec);
+        let nfd = match accept_now(fd, s.addr, s.off, s.op_flags as i32 | cloexec, mode) {
+            None => return Issued::Blocking,
+            // Interrupted by a cancel (see cancel.rs, waits_like_poll).
+            Some(e) if e == -libc::EINTR => -libc::ECANCELED,
+            Some(nfd) => nfd,
+        };
         if nfd == -libc::EAGAIN && d.flags & IORING_ACCEPT_DONTWAIT == 0 {
             d.polled = true;
             return Issued::Again;

@@ -47,6 +47,7 @@ fn issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
         // SAFETY: the offsets point at locals (or are null).
         os::cvt(unsafe { libc::splice(fd_in, pin, r.file, pout, s.len as usize, flags) })
     };
+    let ret = os::restart_code(ret as i32) as isize;
     if ret != s.len as isize {
         r.flags |= rf::FAIL;
     }
