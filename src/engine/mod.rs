@@ -277,6 +277,11 @@ pub fn copy_in(dst: *mut u8, src: u64, len: usize) -> Result<(), i32> {
     os::copy_from_user(dst, src, len)
 }
 
+/// Hook (interception): a fault-safe copy into program memory.
+pub fn copy_out(dst: u64, src: *const u8, len: usize) -> Result<(), i32> {
+    os::copy_to_user(dst, src, len)
+}
+
 /// Hook (interception): what identifies the ring behind `fd` for its life.
 pub fn ring_key(fd: i32) -> Option<usize> {
     table::lookup(fd).map(|r| r.ctx() as *const ctx::Ctx as usize)

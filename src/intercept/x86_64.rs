@@ -9,9 +9,8 @@
 //! filter lets through). The handler thus runs as the same call made
 //! through liburing would, from the program's thread.
 
-use core::cell::UnsafeCell;
 use core::ffi::{c_int, c_void};
-use core::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::engine;
 use crate::sys::seccomp::{
@@ -20,16 +19,55 @@ use crate::sys::seccomp::{
 };
 use crate::sys::{self, env, IORING_ENTER_REGISTERED_RING, IORING_REGISTER_LAST, IORING_REGISTER_USE_REGISTERED_RING};
 
-/// `syscall; ret`.
+/// The stub page: `syscall; ret` at 0, and at `RESTORER` the signal
+/// return trampoline our SIGSYS action names (`mov $15, %rax; syscall`,
+/// rt_sigreturn, the pattern debuggers know).
 const STUB_CODE: [u8; 3] = [0x0f, 0x05, 0xc3];
+const RESTORER: usize = 16;
+const RESTORER_CODE: [u8; 9] = [0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05];
+const SA_RESTORER: u64 = 0x0400_0000;
 
-/// The SIGSYS action the program had before ours.
-struct Old(UnsafeCell<libc::sigaction>);
-// SAFETY: written once in `init`, before the filter can send a SIGSYS
-// to the handler that reads it, and never again.
-unsafe impl Sync for Old {}
-// SAFETY: an all-zero sigaction is a valid value (SIG_DFL, no flags).
-static OLD: Old = Old(UnsafeCell::new(unsafe { core::mem::zeroed() }));
+/// The kernel's `struct sigaction` (x86_64).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct KSigaction {
+    handler: usize,
+    flags: u64,
+    restorer: usize,
+    mask: u64,
+}
+
+/// The SIGSYS action the program had before ours, and any it set since
+/// (its rt_sigaction calls for SIGSYS trap, and land here): what a SIGSYS
+/// that is not ours goes to.
+static OLD_HANDLER: AtomicUsize = AtomicUsize::new(0);
+static OLD_FLAGS: AtomicU64 = AtomicU64::new(0);
+static OLD_RESTORER: AtomicUsize = AtomicUsize::new(0);
+static OLD_MASK: AtomicU64 = AtomicU64::new(0);
+
+fn old() -> KSigaction {
+    KSigaction {
+        handler: OLD_HANDLER.load(Ordering::Acquire),
+        flags: OLD_FLAGS.load(Ordering::Acquire),
+        restorer: OLD_RESTORER.load(Ordering::Acquire),
+        mask: OLD_MASK.load(Ordering::Acquire),
+    }
+}
+
+fn set_old(a: &KSigaction) {
+    OLD_FLAGS.store(a.flags, Ordering::Release);
+    OLD_RESTORER.store(a.restorer, Ordering::Release);
+    OLD_MASK.store(a.mask, Ordering::Release);
+    OLD_HANDLER.store(a.handler, Ordering::Release);
+}
+
+/// rt_sigaction(SIGSYS) from the stub, which the filter lets through.
+fn sigaction_sigsys(act: Option<&KSigaction>, oact: Option<&mut KSigaction>) -> i32 {
+    let act = act.map_or(0, |a| a as *const KSigaction as usize);
+    let oact = oact.map_or(0, |a| a as *mut KSigaction as usize);
+    // SAFETY: both pointers are null or live KSigactions.
+    unsafe { sys::syscall6_exempt(libc::SYS_rt_sigaction, libc::SIGSYS as usize, act, oact, 8, 0, 0) as i32 }
+}
 
 /// The probe for a filter inherited across execve is under way / trapped.
 static PROBING: AtomicBool = AtomicBool::new(false);
@@ -89,8 +127,11 @@ fn map_stub() -> Result<(), i32> {
     // SAFETY: FIXED_NOREPLACE never replaces a mapping.
     let p = unsafe { libc::mmap(want, STUB_LEN, libc::PROT_READ | libc::PROT_WRITE, flags, -1, 0) };
     if p == want {
-        // SAFETY: the page is ours, writable, STUB_LEN >= the code's length.
-        unsafe { core::ptr::copy_nonoverlapping(STUB_CODE.as_ptr(), p as *mut u8, STUB_CODE.len()) };
+        // SAFETY: the page is ours, writable, and holds both pieces.
+        unsafe {
+            core::ptr::copy_nonoverlapping(STUB_CODE.as_ptr(), p as *mut u8, STUB_CODE.len());
+            core::ptr::copy_nonoverlapping(RESTORER_CODE.as_ptr(), (p as *mut u8).add(RESTORER), RESTORER_CODE.len());
+        }
         // SAFETY: our own page.
         if unsafe { libc::mprotect(p, STUB_LEN, libc::PROT_READ | libc::PROT_EXEC) } != 0 {
             return Err(errno());
@@ -104,31 +145,38 @@ fn map_stub() -> Result<(), i32> {
         return Err(-libc::EEXIST);
     }
     let e = errno();
-    let mut code = [0u8; 3];
-    if e == -libc::EEXIST && engine::copy_in(code.as_mut_ptr(), STUB_ADDR as u64, code.len()).is_ok() && code == STUB_CODE {
+    let mut code = [0u8; RESTORER + RESTORER_CODE.len()];
+    if e == -libc::EEXIST
+        && engine::copy_in(code.as_mut_ptr(), STUB_ADDR as u64, code.len()).is_ok()
+        && code[..3] == STUB_CODE
+        && code[RESTORER..] == RESTORER_CODE
+    {
         return Ok(());
     }
     Err(e)
 }
 
 fn set_handler() -> Result<(), (&'static str, i32)> {
-    // SAFETY: a zeroed sigaction is valid; the fields set make it ours.
-    let mut sa: libc::sigaction = unsafe { core::mem::zeroed() };
-    sa.sa_sigaction = on_sigsys as *const () as usize;
     // NODEFER: SIGSYS must never be blocked when a call traps, or the
-    // kernel kills the process.
-    sa.sa_flags = libc::SA_SIGINFO | libc::SA_NODEFER;
-    // SAFETY: valid sigaction structs; OLD is written before any SIGSYS of
-    // ours can arrive (no filter yet, or the probe's, which follows).
-    if unsafe { libc::sigaction(libc::SIGSYS, &sa, OLD.0.get()) } != 0 {
-        return Err(("cannot set the SIGSYS handler", errno()));
+    // kernel kills the process. Set through the stub: a filter inherited
+    // across execve traps rt_sigaction(SIGSYS) from anywhere else.
+    let sa = KSigaction {
+        handler: on_sigsys as *const () as usize,
+        flags: (libc::SA_SIGINFO | libc::SA_NODEFER) as u64 | SA_RESTORER,
+        restorer: STUB_ADDR + RESTORER,
+        mask: 0,
+    };
+    let mut prev = KSigaction::default();
+    let r = sigaction_sigsys(Some(&sa), Some(&mut prev));
+    if r != 0 {
+        return Err(("cannot set the SIGSYS handler", r));
     }
+    set_old(&prev);
     Ok(())
 }
 
 fn restore_handler() {
-    // SAFETY: OLD holds the program's action, read back by sigaction.
-    unsafe { libc::sigaction(libc::SIGSYS, OLD.0.get(), core::ptr::null_mut()) };
+    sigaction_sigsys(Some(&old()), None);
 }
 
 /// Installs the filter on every thread. no_new_privs is set only when the
@@ -213,34 +261,54 @@ extern "C" fn on_sigsys(sig: c_int, info: *mut libc::siginfo_t, uc: *mut c_void)
     gregs[libc::REG_RAX as usize] = ret;
 }
 
-/// A SIGSYS that is not ours goes to the action the program had.
+/// A SIGSYS that is not ours goes to the action the program set.
 fn chain(sig: c_int, info: *mut libc::siginfo_t, uc: *mut c_void, si_code: i32) {
-    // SAFETY: OLD is no longer written (see `Old`).
-    let old = unsafe { &*OLD.0.get() };
-    match old.sa_sigaction {
+    let old = old();
+    match old.handler {
         libc::SIG_IGN if si_code != SYS_SECCOMP => {}
         libc::SIG_DFL | libc::SIG_IGN => {
             // What the kernel does for a seccomp trap nobody handles, and
             // the default action for any other: the process ends.
-            // SAFETY: a zeroed sigaction is SIG_DFL; raise has no
-            // preconditions, and SIGSYS is not blocked here (NODEFER).
-            unsafe {
-                let dfl: libc::sigaction = core::mem::zeroed();
-                libc::sigaction(libc::SIGSYS, &dfl, core::ptr::null_mut());
-                libc::raise(libc::SIGSYS);
-            }
+            sigaction_sigsys(Some(&KSigaction::default()), None);
+            // SAFETY: raise has no preconditions; SIGSYS is not blocked
+            // here (NODEFER).
+            unsafe { libc::raise(libc::SIGSYS) };
         }
-        f if old.sa_flags & libc::SA_SIGINFO != 0 => {
-            // SAFETY: the program installed `f` as an SA_SIGINFO handler.
+        f if old.flags & libc::SA_SIGINFO as u64 != 0 => {
+            // SAFETY: the program set `f` as an SA_SIGINFO handler.
             let f: extern "C" fn(c_int, *mut libc::siginfo_t, *mut c_void) = unsafe { core::mem::transmute(f) };
             f(sig, info, uc)
         }
         f => {
-            // SAFETY: the program installed `f` as a plain handler.
+            // SAFETY: the program set `f` as a plain handler.
             let f: extern "C" fn(c_int) = unsafe { core::mem::transmute(f) };
             f(sig)
         }
     }
+}
+
+/// The program's rt_sigaction(SIGSYS, act, oact, sigsetsize): its action
+/// is remembered for what is not ours, and ours stays; in the kernel's
+/// order (act read, then oact written).
+fn program_sigaction(act: u64, oact: u64, size: u64) -> i64 {
+    if size != 8 {
+        return -libc::EINVAL as i64;
+    }
+    let len = core::mem::size_of::<KSigaction>();
+    let mut new = KSigaction::default();
+    if act != 0 {
+        if let Err(e) = engine::copy_in(&mut new as *mut KSigaction as *mut u8, act, len) {
+            return e as i64;
+        }
+    }
+    let prev = old();
+    if act != 0 {
+        set_old(&new);
+    }
+    if oact != 0 && engine::copy_out(oact, &prev as *const KSigaction as *const u8, len).is_err() {
+        return -libc::EFAULT as i64;
+    }
+    0
 }
 
 /// Serves trapped call `nr` with arguments `a`; returns what rax gets.
@@ -315,6 +383,7 @@ fn serve(nr: i64, a: [u64; 6]) -> i64 {
                 Err(e) => e as i64,
             }
         }
+        libc::SYS_rt_sigaction => program_sigaction(a[1], a[2], a[3]),
         _ => -libc::ENOSYS as i64,
     }
 }

@@ -69,43 +69,49 @@ const fn ret(k: u32) -> sock_filter {
     sock_filter { code: BPF_RET_K, jt: 0, jf: 0, k }
 }
 
-const ALLOW: usize = 15;
-const CHKIP: usize = 16;
-const TRAP: usize = 22;
+const MMAP: usize = 10;
+const ALLOW: usize = 18;
+const CHKIP: usize = 19;
+const TRAP: usize = 25;
 
 /// The interception filter (x86_64): io_uring_setup, io_uring_enter,
-/// io_uring_register, and `mmap` calls that could map ring memory (a
-/// shared file mapping at an offset that is a multiple of 128 MiB, which
-/// takes in IORING_OFF_SQ_RING, _CQ_RING and _SQES, or at
-/// IORING_OFF_PBUF_RING and above), trap unless made from the stub. Every
-/// other call is let through on the arch and number alone, so the kernel's
-/// per-number cache of constant answers skips the filter for them.
-pub const FILTER: [sock_filter; 23] = [
+/// io_uring_register, `rt_sigaction` of SIGSYS (so the program's handler
+/// is kept for what is not ours, rather than replacing ours), and `mmap`
+/// calls that could map ring memory (a shared file mapping at an offset
+/// that is a multiple of 128 MiB, which takes in IORING_OFF_SQ_RING,
+/// _CQ_RING and _SQES, or at IORING_OFF_PBUF_RING and above), trap unless
+/// made from the stub. Every other call is let through on the arch and
+/// number alone, so the kernel's per-number cache of constant answers
+/// skips the filter for them.
+pub const FILTER: [sock_filter; 26] = [
     ld(ARCH),
     jmp(BPF_JEQ_K, AUDIT_ARCH_X86_64, 1, 2, ALLOW),
     ld(NR),
     jmp(BPF_JEQ_K, libc::SYS_io_uring_setup as u32, 3, CHKIP, 4),
     jmp(BPF_JEQ_K, libc::SYS_io_uring_enter as u32, 4, CHKIP, 5),
     jmp(BPF_JEQ_K, libc::SYS_io_uring_register as u32, 5, CHKIP, 6),
-    jmp(BPF_JEQ_K, libc::SYS_mmap as u32, 6, 7, ALLOW),
-    // 7: mmap. Anonymous or private mappings are never ring memory.
+    jmp(BPF_JEQ_K, libc::SYS_mmap as u32, 6, MMAP, 7),
+    jmp(BPF_JEQ_K, libc::SYS_rt_sigaction as u32, 7, 8, ALLOW),
+    ld(arg_lo(0)),
+    jmp(BPF_JEQ_K, libc::SIGSYS as u32, 9, CHKIP, ALLOW),
+    // 10: mmap. Anonymous or private mappings are never ring memory.
     ld(arg_lo(3)),
-    jmp(BPF_JSET_K, MAP_ANONYMOUS, 8, ALLOW, 9),
-    jmp(BPF_JSET_K, MAP_SHARED, 9, 10, ALLOW),
+    jmp(BPF_JSET_K, MAP_ANONYMOUS, 11, ALLOW, 12),
+    jmp(BPF_JSET_K, MAP_SHARED, 12, 13, ALLOW),
     ld(arg_hi(5)),
-    jmp(BPF_JEQ_K, 0, 11, 12, ALLOW),
+    jmp(BPF_JEQ_K, 0, 14, 15, ALLOW),
     ld(arg_lo(5)),
-    jmp(BPF_JGE_K, 0x8000_0000, 13, CHKIP, 14),
-    jmp(BPF_JSET_K, 0x07ff_ffff, 14, ALLOW, CHKIP),
-    // 15
+    jmp(BPF_JGE_K, 0x8000_0000, 16, CHKIP, 17),
+    jmp(BPF_JSET_K, 0x07ff_ffff, 17, ALLOW, CHKIP),
+    // 18
     ret(SECCOMP_RET_ALLOW),
-    // 16: made from the stub?
+    // 19: made from the stub?
     ld(IP_HI),
-    jmp(BPF_JEQ_K, (STUB_ADDR >> 32) as u32, 17, 18, TRAP),
+    jmp(BPF_JEQ_K, (STUB_ADDR >> 32) as u32, 20, 21, TRAP),
     ld(IP_LO),
-    jmp(BPF_JGE_K, STUB_ADDR as u32, 19, 20, TRAP),
-    jmp(BPF_JGE_K, (STUB_ADDR + STUB_LEN) as u32, 20, TRAP, 21),
+    jmp(BPF_JGE_K, STUB_ADDR as u32, 22, 23, TRAP),
+    jmp(BPF_JGE_K, (STUB_ADDR + STUB_LEN) as u32, 23, TRAP, 24),
     ret(SECCOMP_RET_ALLOW),
-    // 22
+    // 25
     ret(SECCOMP_RET_TRAP | TRAP_DATA),
 ];
