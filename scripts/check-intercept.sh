@@ -77,6 +77,19 @@ if command -v setcap >/dev/null && command -v setpriv >/dev/null && [ "$(id -u)"
     fi
 fi
 
+# Children: an exec'd dynamically linked program keeps the interception;
+# one that cannot load the library (static, or a cleared environment)
+# inherits the filter alone and dies of SIGSYS at its first io_uring call.
+out=$("$nouring" EPERM "$run" sh -c "\"$T/raw-ring\" && exec \"$T/bad-raw\"" 2>&1) ||
+    bad "exec'd children under uring-run: $out"
+if $CC $CF -static -o "$work/setup-static" "$top/c-tests/intercept/raw-ring.c" 2>/dev/null; then
+    "$nouring" EPERM "$run" sh -c "\"$work/setup-static\"" >/dev/null 2>&1; st=$?
+    [ $st -eq $((128 + 31)) ] || bad "a static child: exit $st, not death by SIGSYS"
+    "$nouring" EPERM "$run" env -i "$T/raw-ring" >/dev/null 2>&1; st=$?
+    [ $st -eq $((128 + 31)) ] || bad "a child with a cleared environment: exit $st, not death by SIGSYS"
+    echo "children: exec'd dynamic program intercepted; static child and env -i child killed by SIGSYS (the documented limit)"
+fi
+
 # A program without io_uring: same output and exit status.
 prog='ls -l /proc/self/fd >/dev/null; seq 1 20000 | sort -r | head -3; dd if=/dev/zero bs=1k count=64 2>/dev/null | od | tail -1; exit 7'
 a=$("$nouring" EPERM sh -c "$prog" 2>&1); sa=$?
@@ -85,6 +98,21 @@ b=$("$nouring" EPERM "$run" sh -c "$prog" 2>&1); sb=$?
 out=$("$run" sh -c 'exit 3'); [ $? -eq 3 ] || bad "exit status not kept"
 "$run" /nonexistent/program 2>/dev/null; [ $? -eq 127 ] || bad "a missing program is not 127"
 "$run" >/dev/null 2>&1; [ $? -eq 2 ] || bad "no program is not a usage error"
+
+# A program on the io-uring crate: the same output as on the kernel.
+if cargo build -q --release --offline --example intercept_crate 2>/dev/null ||
+   cargo build -q --release --example intercept_crate 2>/dev/null; then
+    ex=$top/target/release/examples/intercept_crate
+    e=$("$nouring" EPERM "$run" "$ex" 2>&1) || bad "intercept_crate under uring-run: $e"
+    echo "$e" | grep -q '^epoll: ring fd ready, completion Some((4, -62))$' || bad "intercept_crate: $e"
+    if [ $kernel -eq 1 ]; then
+        k=$("$ex" 2>&1) || bad "intercept_crate on the kernel: $k"
+        [ "$k" = "$e" ] || bad "intercept_crate differs: kernel [$k] engine [$e]"
+    fi
+    echo "intercept_crate (io-uring crate): same output as on the kernel"
+else
+    echo "note: examples/intercept_crate did not build (no io-uring crate offline?)"
+fi
 
 # fio's io_uring engine, verified.
 "$T/fio-verify" "$nouring" "$run" "$work"; st=$?
