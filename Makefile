@@ -186,10 +186,10 @@ load: lib
 	LIBURING_RS_ENGINE=user LIBURING_RS_LOAD_CONNS=$(LOAD_CONNS) LIBURING_RS_LOAD_MIB=$(LOAD_MIB) $(B)/kbuf-echo-load
 
 # Benchmarks against Debian's liburing (not part of `make test`).
-bench: lib
+bench: lib bin
 	sh benches/run.sh
 
-bench-quick: lib
+bench-quick: lib bin
 	BENCH_QUICK=1 sh benches/run.sh
 
 install: lib bin install-man

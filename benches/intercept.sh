@@ -16,7 +16,9 @@ else RUNS=${BENCH_RUNS:-5}; SECS=1; FIO_SECS=3; FIO_MB=256; fi
 run=$REPO/build/bin/uring-run
 nouring=$REPO/build/helpers/no-uring
 say() { printf '%s\n' "$*" >&2; }
-[ -x "$run" ] && [ -x "$nouring" ] || { say "intercept bench: build uring-run and build/helpers first"; exit 0; }
+mkdir -p "$REPO/build/helpers"
+[ -x "$nouring" ] || gcc -O2 -o "$nouring" "$REPO/c-tests/helpers/no-uring.c"
+[ -x "$run" ] || { say "intercept bench: build uring-run first (make bin)"; exit 0; }
 mkdir -p "$B"
 gcc -O2 -g -I"$REPO/include" "$REPO/benches/intercept.c" -o "$B/intercept" \
     "$REPO/build/lib/liburing.so" -Wl,-rpath,"$REPO/build/lib"

@@ -85,8 +85,13 @@ pub(super) extern "C" fn init() {
 }
 
 fn start() -> Result<(), (&'static str, i32)> {
-    map_stub().map_err(|e| ("cannot map the system call stub", e))?;
+    let fresh = map_stub().map_err(|e| ("cannot map the system call stub", e))?;
     sys::STUB.store(STUB_ADDR, Ordering::Relaxed);
+    if !fresh {
+        // Another copy of the library in this process (liburing-ffi, the
+        // diagnostics object) set interception up; its handler serves.
+        return Ok(());
+    }
     set_handler()?;
     // A filter inherited across execve traps this call from here, and the
     // handler now serves it: it is in place, and the engine must serve.
@@ -119,9 +124,9 @@ fn engine_serves() -> bool {
     }
 }
 
-/// Maps the stub at its fixed address, or finds it there (another copy of
-/// the library in this process mapped it).
-fn map_stub() -> Result<(), i32> {
+/// Maps the stub at its fixed address (true), or finds it there (false:
+/// another copy of the library in this process mapped it).
+fn map_stub() -> Result<bool, i32> {
     let want = STUB_ADDR as *mut c_void;
     let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE;
     // SAFETY: FIXED_NOREPLACE never replaces a mapping.
@@ -136,7 +141,7 @@ fn map_stub() -> Result<(), i32> {
         if unsafe { libc::mprotect(p, STUB_LEN, libc::PROT_READ | libc::PROT_EXEC) } != 0 {
             return Err(errno());
         }
-        return Ok(());
+        return Ok(true);
     }
     if p != libc::MAP_FAILED {
         // A kernel before 4.17 took the address as a hint.
@@ -151,7 +156,7 @@ fn map_stub() -> Result<(), i32> {
         && code[..3] == STUB_CODE
         && code[RESTORER..] == RESTORER_CODE
     {
-        return Ok(());
+        return Ok(false);
     }
     Err(e)
 }
