@@ -19,6 +19,21 @@
 #[cfg(target_arch = "x86_64")]
 mod x86_64;
 
+/// Whether this process's io_uring system calls are served by
+/// interception: liburing's raw `io_uring_setup()` wrapper must then do
+/// what the trapped call does.
+pub fn active() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return x86_64::ACTIVE.load(core::sync::atomic::Ordering::Relaxed);
+    #[cfg(not(target_arch = "x86_64"))]
+    return false;
+}
+
+/// The three io_uring system calls as interception serves them (see
+/// `active`, which is never true where these are missing).
+#[cfg(target_arch = "x86_64")]
+pub use x86_64::{enter, register, setup};
+
 /// The library's load-time constructor.
 #[cfg(target_arch = "x86_64")]
 #[used]

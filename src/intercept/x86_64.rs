@@ -69,6 +69,9 @@ fn sigaction_sigsys(act: Option<&KSigaction>, oact: Option<&mut KSigaction>) -> 
     unsafe { sys::syscall6_exempt(libc::SYS_rt_sigaction, libc::SIGSYS as usize, act, oact, 8, 0, 0) as i32 }
 }
 
+/// The filter is in place and this copy's handler serves it.
+pub(super) static ACTIVE: AtomicBool = AtomicBool::new(false);
+
 /// The probe for a filter inherited across execve is under way / trapped.
 static PROBING: AtomicBool = AtomicBool::new(false);
 static PROBE_TRAPPED: AtomicBool = AtomicBool::new(false);
@@ -99,14 +102,15 @@ fn start() -> Result<(), (&'static str, i32)> {
     // SAFETY: io_uring_setup with no params fails without touching memory.
     unsafe { libc::syscall(libc::SYS_io_uring_setup, 0usize, 0usize) };
     PROBING.store(false, Ordering::SeqCst);
-    if PROBE_TRAPPED.load(Ordering::SeqCst) {
-        return Ok(());
+    if !PROBE_TRAPPED.load(Ordering::SeqCst) {
+        if !engine_serves() {
+            restore_handler();
+            return Ok(());
+        }
+        install_filter().inspect_err(|_| restore_handler())?;
     }
-    if !engine_serves() {
-        restore_handler();
-        return Ok(());
-    }
-    install_filter().inspect_err(|_| restore_handler())
+    ACTIVE.store(true, Ordering::Relaxed);
+    Ok(())
 }
 
 /// Whether the engine serves rings here: asked for, or the kernel refuses
@@ -324,56 +328,10 @@ fn serve(nr: i64, a: [u64; 6]) -> i64 {
                 PROBE_TRAPPED.store(true, Ordering::SeqCst);
                 return -libc::EINVAL as i64;
             }
-            sweep();
-            let (fd, is_fd) = engine::setup_trapped(a[0] as u32, a[1]);
-            if is_fd {
-                remember(fd);
-            }
-            fd as i64
+            setup(a[0] as u32, a[1]) as i64
         }
-        libc::SYS_io_uring_enter => {
-            let (fd, flags) = (a[0] as i32, a[3] as u32);
-            let registered = flags & IORING_ENTER_REGISTERED_RING != 0;
-            let arg = a[4] as *const c_void;
-            if engine::is_ring(fd, registered) {
-                // SAFETY: the engine checks every argument, and reaches
-                // program memory only by fault-safe copies or system calls.
-                return unsafe { engine::enter(fd, a[1] as u32, a[2] as u32, flags, arg, a[5] as usize) } as i64;
-            }
-            // SAFETY: the kernel checks every argument.
-            let r = unsafe { sys::kernel_enter(fd, a[1] as u32, a[2] as u32, flags, arg, a[5] as usize) };
-            if !refused(r) {
-                return r as i64;
-            }
-            // The kernel's answers for what is no ring.
-            if flags & !0xff != 0 || registered {
-                -libc::EINVAL as i64
-            } else {
-                not_ring(fd)
-            }
-        }
-        libc::SYS_io_uring_register => {
-            let (fd, opcode, arg, nr_args) = (a[0] as i32, a[1] as u32, a[2] as *const c_void, a[3] as u32);
-            let registered = opcode & IORING_REGISTER_USE_REGISTERED_RING != 0;
-            if fd == -1 || engine::is_ring(fd, registered) {
-                // SAFETY: as for enter.
-                let r = unsafe { engine::register(fd, opcode, arg, nr_args) };
-                if !(fd == -1 && refused(r)) {
-                    return r as i64;
-                }
-            } else {
-                // SAFETY: the kernel checks every argument.
-                let r = unsafe { sys::kernel_register(fd, opcode, arg, nr_args) };
-                if !refused(r) {
-                    return r as i64;
-                }
-            }
-            if opcode & !IORING_REGISTER_USE_REGISTERED_RING >= IORING_REGISTER_LAST || fd == -1 || registered {
-                -libc::EINVAL as i64
-            } else {
-                not_ring(fd)
-            }
-        }
+        libc::SYS_io_uring_enter => enter(a[0] as i32, a[1] as u32, a[2] as u32, a[3] as u32, a[4] as *const c_void, a[5] as usize) as i64,
+        libc::SYS_io_uring_register => register(a[0] as i32, a[1] as u32, a[2] as *const c_void, a[3] as u32) as i64,
         libc::SYS_mmap => {
             let fd = a[4] as i32;
             if let Some(key) = engine::ring_key(fd) {
@@ -393,6 +351,57 @@ fn serve(nr: i64, a: [u64; 6]) -> i64 {
     }
 }
 
+/// io_uring_setup(2) from the program: rings it closed are swept first.
+pub fn setup(entries: u32, p: u64) -> i32 {
+    sweep();
+    let (fd, is_fd) = engine::setup_trapped(entries, p);
+    if is_fd {
+        remember(fd);
+    }
+    fd
+}
+
+/// io_uring_enter(2) from the program.
+pub fn enter(fd: i32, to_submit: u32, min_complete: u32, flags: u32, arg: *const c_void, argsz: usize) -> i32 {
+    let registered = flags & IORING_ENTER_REGISTERED_RING != 0;
+    if engine::is_ring(fd, registered) {
+        // SAFETY: the engine checks every argument, and reaches program
+        // memory only by fault-safe copies or system calls.
+        return unsafe { engine::enter(fd, to_submit, min_complete, flags, arg, argsz) };
+    }
+    // SAFETY: the kernel checks every argument.
+    let r = unsafe { sys::kernel_enter(fd, to_submit, min_complete, flags, arg, argsz) };
+    if !refused(r) {
+        r
+    } else if flags & !0xff != 0 || registered {
+        // The kernel's answers for what is no ring.
+        -libc::EINVAL
+    } else {
+        not_ring(fd)
+    }
+}
+
+/// io_uring_register(2) from the program.
+pub fn register(fd: i32, opcode: u32, arg: *const c_void, nr_args: u32) -> i32 {
+    let registered = opcode & IORING_REGISTER_USE_REGISTERED_RING != 0;
+    // SAFETY: as for enter: the engine, or else the kernel, checks every
+    // argument.
+    let r = unsafe {
+        if fd == -1 || engine::is_ring(fd, registered) {
+            engine::register(fd, opcode, arg, nr_args)
+        } else {
+            sys::kernel_register(fd, opcode, arg, nr_args)
+        }
+    };
+    if !refused(r) || (fd != -1 && engine::is_ring(fd, registered)) {
+        r
+    } else if opcode & !IORING_REGISTER_USE_REGISTERED_RING >= IORING_REGISTER_LAST || fd == -1 || registered {
+        -libc::EINVAL
+    } else {
+        not_ring(fd)
+    }
+}
+
 /// The kernel's io_uring refused the call itself (as a container's filter
 /// or the sysctl makes it).
 fn refused(r: i32) -> bool {
@@ -401,12 +410,12 @@ fn refused(r: i32) -> bool {
 
 /// The kernel's answer for an fd that is not a ring: EBADF if nothing is
 /// open there, else EOPNOTSUPP.
-fn not_ring(fd: i32) -> i64 {
+fn not_ring(fd: i32) -> i32 {
     // SAFETY: F_GETFD only reads the descriptor's flags.
     if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
-        -libc::EBADF as i64
+        -libc::EBADF
     } else {
-        -libc::EOPNOTSUPP as i64
+        -libc::EOPNOTSUPP
     }
 }
 
