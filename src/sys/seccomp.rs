@@ -69,21 +69,27 @@ const fn ret(k: u32) -> sock_filter {
     sock_filter { code: BPF_RET_K, jt: 0, jf: 0, k }
 }
 
-const MMAP: usize = 10;
-const ALLOW: usize = 18;
-const CHKIP: usize = 19;
-const TRAP: usize = 25;
+const SIGACT: usize = 8;
+const MMAP: usize = 18;
+const ALLOW: usize = 26;
+const CHKIP: usize = 27;
+const TRAP: usize = 33;
 
 /// The interception filter (x86_64): io_uring_setup, io_uring_enter,
-/// io_uring_register, `rt_sigaction` of SIGSYS (so the program's handler
-/// is kept for what is not ours, rather than replacing ours), and `mmap`
-/// calls that could map ring memory (a shared file mapping at an offset
-/// that is a multiple of 128 MiB, which takes in IORING_OFF_SQ_RING,
-/// _CQ_RING and _SQES, or at IORING_OFF_PBUF_RING and above), trap unless
-/// made from the stub. Every other call is let through on the arch and
-/// number alone, so the kernel's per-number cache of constant answers
-/// skips the filter for them.
-pub const FILTER: [sock_filter; 26] = [
+/// io_uring_register, `rt_sigaction` of SIGSYS that both sets an action
+/// and asks for the old one (what `signal()` and most `sigaction()` calls
+/// do; the program's handler is then kept for what is not ours, rather
+/// than replacing ours), and `mmap` calls that could map ring memory (a
+/// shared file mapping at an offset that is a multiple of 128 MiB, which
+/// takes in IORING_OFF_SQ_RING, _CQ_RING and _SQES, or at
+/// IORING_OFF_PBUF_RING and above), trap unless made from the stub. Every
+/// other call is let through on the arch and number alone, so the kernel's
+/// per-number cache of constant answers skips the filter for them.
+///
+/// A call that only reads the action, or only sets it, is let through:
+/// glibc's posix_spawn child makes such calls with every signal blocked,
+/// where a trap would kill it.
+pub const FILTER: [sock_filter; 34] = [
     ld(ARCH),
     jmp(BPF_JEQ_K, AUDIT_ARCH_X86_64, 1, 2, ALLOW),
     ld(NR),
@@ -91,27 +97,36 @@ pub const FILTER: [sock_filter; 26] = [
     jmp(BPF_JEQ_K, libc::SYS_io_uring_enter as u32, 4, CHKIP, 5),
     jmp(BPF_JEQ_K, libc::SYS_io_uring_register as u32, 5, CHKIP, 6),
     jmp(BPF_JEQ_K, libc::SYS_mmap as u32, 6, MMAP, 7),
-    jmp(BPF_JEQ_K, libc::SYS_rt_sigaction as u32, 7, 8, ALLOW),
+    jmp(BPF_JEQ_K, libc::SYS_rt_sigaction as u32, 7, SIGACT, ALLOW),
+    // 8: rt_sigaction(SIGSYS, act != NULL, oact != NULL, ...)
     ld(arg_lo(0)),
-    jmp(BPF_JEQ_K, libc::SIGSYS as u32, 9, CHKIP, ALLOW),
-    // 10: mmap. Anonymous or private mappings are never ring memory.
+    jmp(BPF_JEQ_K, libc::SIGSYS as u32, 9, 10, ALLOW),
+    ld(arg_lo(1)),
+    jmp(BPF_JEQ_K, 0, 11, 12, 14),
+    ld(arg_hi(1)),
+    jmp(BPF_JEQ_K, 0, 13, ALLOW, 14),
+    ld(arg_lo(2)),
+    jmp(BPF_JEQ_K, 0, 15, 16, CHKIP),
+    ld(arg_hi(2)),
+    jmp(BPF_JEQ_K, 0, 17, ALLOW, CHKIP),
+    // 18: mmap. Anonymous or private mappings are never ring memory.
     ld(arg_lo(3)),
-    jmp(BPF_JSET_K, MAP_ANONYMOUS, 11, ALLOW, 12),
-    jmp(BPF_JSET_K, MAP_SHARED, 12, 13, ALLOW),
+    jmp(BPF_JSET_K, MAP_ANONYMOUS, 19, ALLOW, 20),
+    jmp(BPF_JSET_K, MAP_SHARED, 20, 21, ALLOW),
     ld(arg_hi(5)),
-    jmp(BPF_JEQ_K, 0, 14, 15, ALLOW),
+    jmp(BPF_JEQ_K, 0, 22, 23, ALLOW),
     ld(arg_lo(5)),
-    jmp(BPF_JGE_K, 0x8000_0000, 16, CHKIP, 17),
-    jmp(BPF_JSET_K, 0x07ff_ffff, 17, ALLOW, CHKIP),
-    // 18
+    jmp(BPF_JGE_K, 0x8000_0000, 24, CHKIP, 25),
+    jmp(BPF_JSET_K, 0x07ff_ffff, 25, ALLOW, CHKIP),
+    // 26
     ret(SECCOMP_RET_ALLOW),
-    // 19: made from the stub?
+    // 27: made from the stub?
     ld(IP_HI),
-    jmp(BPF_JEQ_K, (STUB_ADDR >> 32) as u32, 20, 21, TRAP),
+    jmp(BPF_JEQ_K, (STUB_ADDR >> 32) as u32, 28, 29, TRAP),
     ld(IP_LO),
-    jmp(BPF_JGE_K, STUB_ADDR as u32, 22, 23, TRAP),
-    jmp(BPF_JGE_K, (STUB_ADDR + STUB_LEN) as u32, 23, TRAP, 24),
+    jmp(BPF_JGE_K, STUB_ADDR as u32, 30, 31, TRAP),
+    jmp(BPF_JGE_K, (STUB_ADDR + STUB_LEN) as u32, 31, TRAP, 32),
     ret(SECCOMP_RET_ALLOW),
-    // 25
+    // 33
     ret(SECCOMP_RET_TRAP | TRAP_DATA),
 ];
