@@ -38,8 +38,8 @@ struct KSigaction {
 }
 
 /// The SIGSYS action the program had before ours, and any it set since
-/// (its rt_sigaction calls for SIGSYS trap, and land here): what a SIGSYS
-/// that is not ours goes to.
+/// (its rt_sigaction(SIGSYS) calls that set and read trap, and land here):
+/// what a SIGSYS that is not ours goes to.
 static OLD_HANDLER: AtomicUsize = AtomicUsize::new(0);
 static OLD_FLAGS: AtomicU64 = AtomicU64::new(0);
 static OLD_RESTORER: AtomicUsize = AtomicUsize::new(0);
