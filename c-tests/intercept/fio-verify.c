@@ -67,6 +67,7 @@ static int fio(char *nouring, char *uring_run, char *fname, char *extra, char *o
 	args[n++] = "--verify=crc32c";
 	args[n++] = "--verify_fatal=1";
 	args[n++] = "--do_verify=1";
+	args[n++] = "--verify_state_save=0";
 	if (extra)
 		args[n++] = extra;
 	args[n] = NULL;
@@ -87,6 +88,11 @@ int main(int argc, char **argv)
 	if (system("fio --version >/dev/null 2>&1") != 0) {
 		fprintf(stderr, "fio-verify: skip: fio is not installed (scripts/install-deps.sh installs it)\n");
 		return 77;
+	}
+	/* fio leaves its files (verify state among them) in its directory. */
+	if (chdir(argv[3])) {
+		perror(argv[3]);
+		return 1;
 	}
 	snprintf(file, sizeof(file), "%s/fio-verify.dat", argv[3]);
 	snprintf(fname, sizeof(fname), "--filename=%s", file);
