@@ -1,7 +1,7 @@
 # liburing-rs build: the Rust core becomes liburing.a, which is then linked
 # into liburing.so.2 and liburing-ffi.so.2 with liburing's version nodes.
 #
-#   make                 build libraries, headers, .pc files, uring-info and examples into build/
+#   make                 build libraries, headers, .pc files, uring-info, uring-run and examples into build/
 #   make demo            the above, then copy a file with examples/link-cp
 #   make test            every test: Rust, C (shared and static), ABI checks,
 #                        and the C tests on older kernels under qemu
@@ -46,6 +46,7 @@ FFI_A   := $(B)/lib/liburing-ffi.a
 DIAG_SO := $(B)/lib/liburing-rs-diag.so.$(VERSION)
 PCS     := $(B)/lib/pkgconfig/liburing.pc $(B)/lib/pkgconfig/liburing-ffi.pc
 INFO    := $(B)/bin/uring-info
+RUN     := $(B)/bin/uring-run
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 HEADERS := $(shell find include -name '*.h')
 # Every page and .so alias under man/, whoever added it.
@@ -141,11 +142,15 @@ $(B)/lib/pkgconfig/%.pc: pkgconfig/%.pc.in
 
 # uring-info is a binary of the crate; the cargo run above builds it, and
 # may change it without touching the library, hence the comparison.
-bin: $(INFO)
+bin: $(INFO) $(RUN)
 
 $(INFO): $(RUSTLIB) FORCE
 	@mkdir -p $(B)/bin
 	@cmp -s target/release/uring-info $@ || cp target/release/uring-info $@
+
+$(RUN): $(RUSTLIB) FORCE
+	@mkdir -p $(B)/bin
+	@cmp -s target/release/uring-run $@ || cp target/release/uring-run $@
 
 examples: $(EXAMPLES)
 
@@ -181,10 +186,10 @@ load: lib
 	LIBURING_RS_ENGINE=user LIBURING_RS_LOAD_CONNS=$(LOAD_CONNS) LIBURING_RS_LOAD_MIB=$(LOAD_MIB) $(B)/kbuf-echo-load
 
 # Benchmarks against Debian's liburing (not part of `make test`).
-bench: lib
+bench: lib bin
 	sh benches/run.sh
 
-bench-quick: lib
+bench-quick: lib bin
 	BENCH_QUICK=1 sh benches/run.sh
 
 install: lib bin install-man
@@ -196,6 +201,7 @@ install: lib bin install-man
 	# Stripped: it is built without debug information, so a symbol table is
 	# all there would be to keep (and dh_strip would detach an empty one).
 	install -m 755 -s $(INFO) $(DESTDIR)$(BINDIR)/uring-info
+	install -m 755 -s $(RUN) $(DESTDIR)$(BINDIR)/uring-run
 	install -m 644 $(A) $(FFI_A) $(DESTDIR)$(LIBDIR)/
 	ln -sf liburing.so.$(VERSION) $(DESTDIR)$(LIBDIR)/liburing.so.$(SOVERSION)
 	ln -sf liburing.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/liburing.so
@@ -224,7 +230,8 @@ uninstall: uninstall-man
 	      $(DESTDIR)$(LIBDIR)/liburing.a $(DESTDIR)$(LIBDIR)/liburing-ffi.a \
 	      $(DESTDIR)$(LIBDIR)/liburing-rs-diag.so.$(VERSION) \
 	      $(DESTDIR)$(PKGCONFIGDIR)/liburing.pc $(DESTDIR)$(PKGCONFIGDIR)/liburing-ffi.pc \
-	      $(DESTDIR)$(INCLUDEDIR)/liburing.h $(DESTDIR)$(BINDIR)/uring-info
+	      $(DESTDIR)$(INCLUDEDIR)/liburing.h $(DESTDIR)$(BINDIR)/uring-info \
+	      $(DESTDIR)$(BINDIR)/uring-run
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/liburing
 
 clean:

@@ -354,5 +354,6 @@ echo "This machine is shared (other jobs ran alongside; see the load average abo
 echo "callgrind counts are exact and repeatable. For reference, upstream liburing 2.15 built by hand with gcc 12 on this machine"
 echo "(one-off, not rebuilt by this script) gave 112.0 instr/op at depth 1 and 45.2 at depth 32 with this same nop.c."
 } > "$OUT.tmp"
+sh "$REPO/benches/intercept.sh" >> "$OUT.tmp" || say "interception benchmarks failed"
 mv "$OUT.tmp" "$OUT"
 cat "$OUT"

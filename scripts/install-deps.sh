@@ -3,13 +3,14 @@
 # a C toolchain, pkg-config, binutils (readelf), liburing-dev (Debian's
 # liburing 2.3, the peer for the binary-compatibility test and benchmarks),
 # mandoc and man-db (lint and rendering of the manual pages), python3
-# (c-tests/diag-timeline reads the JSON trace back with its json module), for
+# (c-tests/diag-timeline reads the JSON trace back with its json module), fio
+# (a program making raw io_uring calls, for interception's test and bench), for
 # `make deb` debhelper (with dpkg-dev) and lintian, and for the
 # older-kernel tests qemu, a static busybox and cpio.
 # Rust comes from rustup and is expected to be on PATH already.
 set -eu
 need=""
-for p in gcc g++ make pkg-config binutils liburing-dev mandoc man-db python3 \
+for p in gcc g++ make pkg-config binutils liburing-dev mandoc man-db python3 fio \
          debhelper lintian qemu-system-x86 busybox-static cpio; do
     dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done

@@ -8,6 +8,8 @@
 //!   built into their own shared object and loaded only when asked for);
 //! - [`capi`]: the exported C surface, thin shims over [`ring`] and [`diag`].
 //! - [`engine`]: io_uring in userspace, for where the kernel's is blocked.
+//! - `intercept`: the engine behind the raw io_uring system calls
+//!   (`uring-run`, `LIBURING_RS_INTERCEPT=1`).
 //!
 //! The shipped libraries are built with `panic = "abort"` (see Cargo.toml);
 //! then the crate needs nothing but `core` and `libc`, never unwinds across
@@ -21,6 +23,7 @@ extern crate alloc;
 pub mod capi;
 pub mod diag;
 pub mod engine;
+mod intercept;
 pub mod ring;
 pub mod sys;
 

@@ -7,6 +7,12 @@ use crate::sys::{self, io_uring_params};
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_setup(entries: c_uint, p: *mut io_uring_params) -> i32 {
+    // Under interception the system call is the engine's, as a program's
+    // own would be.
+    #[cfg(target_arch = "x86_64")]
+    if crate::intercept::active() {
+        return crate::intercept::setup(entries, p as u64);
+    }
     // The raw wrapper leaves every check to the kernel (a NULL `p` is its
     // -EFAULT), exactly as liburing's does.
     // SAFETY: the kernel validates `p` before reading or writing it.
@@ -21,6 +27,10 @@ pub unsafe extern "C" fn io_uring_enter(
     flags: c_uint,
     sig: *mut libc::sigset_t,
 ) -> i32 {
+    #[cfg(target_arch = "x86_64")]
+    if crate::intercept::active() {
+        return crate::intercept::enter(fd as i32, to_submit, min_complete, flags, sig as *const c_void, NSIG_BYTES);
+    }
     // SAFETY: the kernel validates every argument; `sig` may be null.
     unsafe { sys::io_uring_enter(fd as i32, to_submit, min_complete, flags, sig as *const c_void, NSIG_BYTES) }
 }
@@ -34,6 +44,10 @@ pub unsafe extern "C" fn io_uring_enter2(
     arg: *mut c_void,
     sz: usize,
 ) -> i32 {
+    #[cfg(target_arch = "x86_64")]
+    if crate::intercept::active() {
+        return crate::intercept::enter(fd as i32, to_submit, min_complete, flags, arg, sz);
+    }
     // SAFETY: the kernel validates every argument against `flags` and `sz`.
     unsafe { sys::io_uring_enter(fd as i32, to_submit, min_complete, flags, arg, sz) }
 }
@@ -45,6 +59,10 @@ pub unsafe extern "C" fn io_uring_register(
     arg: *const c_void,
     nr_args: c_uint,
 ) -> i32 {
+    #[cfg(target_arch = "x86_64")]
+    if crate::intercept::active() {
+        return crate::intercept::register(fd as i32, opcode, arg, nr_args);
+    }
     // SAFETY: the kernel validates `arg` against `opcode` and `nr_args`.
     unsafe { sys::io_uring_register(fd as i32, opcode, arg, nr_args) }
 }

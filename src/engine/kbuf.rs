@@ -727,8 +727,9 @@ pub(crate) fn status(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
 pub(crate) fn map_for_app(ctx: &Ctx, off: u64, len: usize) -> Result<*mut core::ffi::c_void, i32> {
     let bgid = ((off & !IORING_OFF_MMAP_MASK) >> IORING_OFF_PBUF_SHIFT) as u16;
     let g = lock(ctx);
-    let Some(Group::Ring(ring)) = g.map.get(&bgid) else { return Err(-libc::EINVAL) };
-    let Some((size, memfd)) = ring.own else { return Err(-libc::EINVAL) };
+    // No region there: the kernel's ENOMEM.
+    let Some(Group::Ring(ring)) = g.map.get(&bgid) else { return Err(-libc::ENOMEM) };
+    let Some((size, memfd)) = ring.own else { return Err(-libc::ENOMEM) };
     if len == 0 || len > size {
         return Err(-libc::EINVAL);
     }

@@ -264,6 +264,69 @@ pub fn close(fd: i32) -> i32 {
     unsafe { sys::close(fd) }
 }
 
+/// Hook (interception): whether `fd` (a registered index with
+/// `registered`) is an engine ring of this process.
+pub fn is_ring(fd: i32, registered: bool) -> bool {
+    let r = if registered { table::lookup_registered(fd as u32) } else { table::lookup(fd) };
+    r.is_some_and(|r| fork::ours(r.ctx()))
+}
+
+/// Hook (interception): io_uring_setup(2) as a program made it, with the
+/// params at address `p` copied in and back out as the kernel does
+/// (-EFAULT, and no ring, when either copy fails). The flag says whether
+/// the answer is a ring fd (not an error, nor a registered index).
+pub fn setup_trapped(entries: u32, p: u64) -> (i32, bool) {
+    let mut params = io_uring_params::default();
+    let len = core::mem::size_of::<io_uring_params>();
+    if let Err(e) = os::copy_from_user(&mut params as *mut io_uring_params as *mut u8, p, len) {
+        return (e, false);
+    }
+    // SAFETY: `params` is a live local.
+    let fd = unsafe { io_uring_setup(entries, &mut params) };
+    if fd < 0 {
+        return (fd, false);
+    }
+    if os::copy_to_user(p, &params as *const io_uring_params as *const u8, len).is_err() {
+        if params.flags & sys::IORING_SETUP_REGISTERED_FD_ONLY == 0 {
+            close(fd);
+        } else if let Ok(Some(r)) = table::unregister_index(fd as u32) {
+            setup::shutdown(r);
+        }
+        return (-libc::EFAULT, false);
+    }
+    (fd, params.flags & sys::IORING_SETUP_REGISTERED_FD_ONLY == 0)
+}
+
+/// Hook (interception): a fault-safe copy of program memory.
+pub fn copy_in(dst: *mut u8, src: u64, len: usize) -> Result<(), i32> {
+    os::copy_from_user(dst, src, len)
+}
+
+/// Hook (interception): a fault-safe copy into program memory.
+pub fn copy_out(dst: u64, src: *const u8, len: usize) -> Result<(), i32> {
+    os::copy_to_user(dst, src, len)
+}
+
+/// Hook (interception): what identifies the ring behind `fd` for its life.
+pub fn ring_key(fd: i32) -> Option<usize> {
+    table::lookup(fd).map(|r| r.ctx() as *const ctx::Ctx as usize)
+}
+
+/// Hook (interception): the program closed ring fd `fd` itself (the ring
+/// was `key`); the ring is torn down, and the number, which may name
+/// another file by now, is left alone.
+pub fn forget_closed(fd: i32, key: usize) {
+    let Some(r) = table::lookup(fd) else { return };
+    if r.ctx() as *const ctx::Ctx as usize != key || !fork::ours(r.ctx()) {
+        return;
+    }
+    r.ctx().fd.store(-1, Ordering::SeqCst);
+    drop(r);
+    if let Some(r) = table::unregister(fd) {
+        setup::shutdown(r);
+    }
+}
+
 /// `liburing_rs_ring_engine()`: which engine runs the ring behind `fd`
 /// (or registered index, with `registered`). -EBADF: not a live ring fd.
 pub fn ring_engine(fd: i32, registered: bool) -> i32 {

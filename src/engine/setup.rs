@@ -343,11 +343,13 @@ impl Ctx {
     /// at IORING_OFF_SQ_RING / _CQ_RING / _SQES would: a second mapping of
     /// the same pages, so either side can unmap its own.
     pub(crate) fn map_for_app(&self, off: u64, len: usize) -> Result<*mut core::ffi::c_void, i32> {
-        let (base, size) = match off {
+        // As the kernel: the offset's high bits name the region (the rest
+        // is ignored); no region there is ENOMEM.
+        let (base, size) = match off & IORING_OFF_MMAP_MASK {
             IORING_OFF_SQ_RING | IORING_OFF_CQ_RING => (self.mem.rings as *mut u8, self.mem.rings_len),
             IORING_OFF_SQES => (self.mem.sqes as *mut u8, self.mem.sqes_len),
-            o if o & IORING_OFF_MMAP_MASK == IORING_OFF_PBUF_RING => return super::kbuf::map_for_app(self, o, len),
-            _ => return Err(-libc::EINVAL),
+            IORING_OFF_PBUF_RING => return super::kbuf::map_for_app(self, off, len),
+            _ => return Err(-libc::ENOMEM),
         };
         if !self.mem.owned || len == 0 || len > size {
             return Err(-libc::EINVAL);

@@ -56,6 +56,48 @@ mod raw {
 
 pub(crate) use raw::syscall6;
 
+/// The address of the interception stub (`syscall; ret`, mapped at
+/// `seccomp::STUB_ADDR` by `crate::intercept`), or 0 while interception is
+/// off. The interception filter lets io_uring and ring `mmap` calls made
+/// from the stub through; every other site traps.
+pub static STUB: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+
+/// [`syscall6`] for the calls the interception filter traps (the three
+/// io_uring calls and `mmap`): issued from the stub once it exists, so the
+/// library's own calls never trap.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub unsafe fn syscall6_exempt(nr: libc::c_long, a1: usize, a2: usize, a3: usize, a4: usize, a5: usize, a6: usize) -> isize {
+    let stub = STUB.load(core::sync::atomic::Ordering::Relaxed);
+    if stub == 0 {
+        // SAFETY: forwarded contract.
+        return unsafe { syscall6(nr, a1, a2, a3, a4, a5, a6) };
+    }
+    let ret: isize;
+    // SAFETY: the caller guarantees the arguments are valid for `nr`; the
+    // stub clobbers rax, rcx and r11 only, and returns with `ret` (the
+    // asm may push below the stack pointer: no `nostack`).
+    unsafe {
+        core::arch::asm!(
+            "call {stub}",
+            stub = in(reg) stub,
+            inlateout("rax") nr as isize => ret,
+            in("rdi") a1,
+            in("rsi") a2,
+            in("rdx") a3,
+            in("r10") a4,
+            in("r8") a5,
+            in("r9") a6,
+            lateout("rcx") _,
+            lateout("r11") _,
+        );
+    }
+    ret
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+pub use raw::syscall6 as syscall6_exempt;
+
 /// Set once this process made a kernel ring through us. Such a ring's task
 /// work interrupts a thread's epoll_wait with EINTR, though no signal came
 /// (TIF_NOTIFY_SIGNAL); the engine then sleeps where that is restarted.
@@ -69,7 +111,7 @@ pub static KERNEL_RING_MADE: core::sync::atomic::AtomicBool = core::sync::atomic
 pub unsafe fn io_uring_setup(entries: u32, p: *mut io_uring_params) -> i32 {
     // SAFETY: p is valid per the caller's contract; the kernel reads and
     // writes only that struct.
-    let fd = unsafe { syscall6(libc::SYS_io_uring_setup, entries as usize, p as usize, 0, 0, 0, 0) as i32 };
+    let fd = unsafe { syscall6_exempt(libc::SYS_io_uring_setup, entries as usize, p as usize, 0, 0, 0, 0) as i32 };
     if fd >= 0 {
         KERNEL_RING_MADE.store(true, core::sync::atomic::Ordering::Relaxed);
     }
@@ -84,7 +126,7 @@ pub unsafe fn io_uring_setup(entries: u32, p: *mut io_uring_params) -> i32 {
 pub unsafe fn kernel_enter(fd: i32, to_submit: u32, min_complete: u32, flags: u32, arg: *const c_void, argsz: usize) -> i32 {
     // SAFETY: arg/argsz are valid per the caller's contract.
     unsafe {
-        syscall6(
+        syscall6_exempt(
             libc::SYS_io_uring_enter,
             fd as u32 as usize,
             to_submit as usize,
@@ -103,7 +145,7 @@ pub unsafe fn kernel_enter(fd: i32, to_submit: u32, min_complete: u32, flags: u3
 #[inline]
 pub unsafe fn kernel_register(fd: i32, opcode: u32, arg: *const c_void, nr_args: u32) -> i32 {
     // SAFETY: arg/nr_args are valid for opcode per the caller's contract.
-    unsafe { syscall6(libc::SYS_io_uring_register, fd as u32 as usize, opcode as usize, arg as usize, nr_args as usize, 0, 0) as i32 }
+    unsafe { syscall6_exempt(libc::SYS_io_uring_register, fd as u32 as usize, opcode as usize, arg as usize, nr_args as usize, 0, 0) as i32 }
 }
 
 /// `io_uring_enter(2)`: returns the number of SQEs consumed, or `-errno`.
@@ -158,7 +200,7 @@ pub unsafe fn mmap(
 ) -> Result<*mut c_void, i32> {
     // SAFETY: forwarded contract; mmap never touches memory unless MAP_FIXED.
     let ret = unsafe {
-        syscall6(
+        syscall6_exempt(
             libc::SYS_mmap,
             addr as usize,
             len,

@@ -1,0 +1,94 @@
+#!/bin/sh
+# Interception benchmarks (`make bench` runs this after benches/run.sh and
+# appends its section to benches/results.md; alone it prints the section):
+# getpid() under a container-like filter with and without interception's
+# filter; one trapped io_uring_enter; NOP round trips at depth 1 and 32
+# through interception against the same engine through liburing; fio 4 KiB
+# random reads at QD32 on a page-cache file through interception against
+# fio's io_uring engine on the kernel, with psync and libaio beside them.
+# Every row's runs are interleaved; medians over BENCH_RUNS runs.
+set -eu
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+B=$REPO/build/bench
+# fio's file lives in tmpfs, so that it is all page cache whatever the
+# memory limits of a shared machine do to a disk file's cache.
+DIR=${BENCH_FIO_DIR:-/dev/shm}
+[ -d "$DIR" ] || DIR=${BENCH_DIR:-/tmp}
+if [ "${BENCH_QUICK:-0}" = 1 ]; then RUNS=${BENCH_RUNS:-3}; SECS=0.3; FIO_SECS=1; FIO_MB=64
+else RUNS=${BENCH_RUNS:-7}; SECS=0.5; FIO_SECS=2; FIO_MB=128; fi
+run=$REPO/build/bin/uring-run
+nouring=$REPO/build/helpers/no-uring
+say() { printf '%s\n' "$*" >&2; }
+mkdir -p "$REPO/build/helpers"
+[ -x "$nouring" ] || gcc -O2 -o "$nouring" "$REPO/c-tests/helpers/no-uring.c"
+[ -x "$run" ] || { say "intercept bench: build uring-run first (make bin)"; exit 0; }
+mkdir -p "$B"
+gcc -O2 -g -I"$REPO/include" "$REPO/benches/intercept.c" -o "$B/intercept" \
+    "$REPO/build/lib/liburing.so" -Wl,-rpath,"$REPO/build/lib"
+RAW=$B/intercept.txt
+: > "$RAW"
+rec() { printf '%s %s\n' "$1" "$2" >> "$RAW"; }
+val() { sed -n "s/.*$1=\([^ ]*\).*/\1/p"; }
+FILE=$DIR/liburing-bench-fio.$FIO_MB
+if [ ! -f "$FILE" ] || [ "$(stat -c %s "$FILE")" != $((FIO_MB * 1048576)) ]; then
+    dd if=/dev/urandom of="$FILE" bs=1M count=$FIO_MB status=none
+fi
+cat "$FILE" > /dev/null
+trap 'rm -f "$FILE"' EXIT
+have_fio=0; command -v fio >/dev/null && have_fio=1
+fio_iops() { # engine depth [prefix...]
+    e=$1; d=$2; shift 2
+    "$@" fio --name=rr --filename="$FILE" --rw=randread --bs=4k --size=${FIO_MB}M \
+        --ioengine=$e --iodepth=$d --time_based --runtime=$FIO_SECS --minimal 2>/dev/null | grep '^3;' | cut -d';' -f8
+}
+export BENCH_SECS=$SECS
+i=1
+while [ $i -le $RUNS ]; do
+    say "intercept bench run $i/$RUNS"
+    # getpid in back-to-back pairs: the machine's drift between runs is
+    # larger than the difference, so each pair gives one ratio.
+    for p in 1 2 3; do
+        a=$("$nouring" EPERM "$B/intercept" getpid | val ns)
+        f=$("$nouring" EPERM "$run" "$B/intercept" getpid | val ns)
+        rec getpid_plain "$a"; rec getpid_filter "$f"
+        rec getpid_ratio "$(awk -v a="$a" -v f="$f" 'BEGIN { print f / a }')"
+    done
+    rec enter_kernel "$("$B/intercept" enter | val ns)"
+    rec enter_trapped "$("$nouring" EPERM "$run" "$B/intercept" enter | val ns)"
+    for d in 1 32; do
+        rec nop_trap_d$d "$("$nouring" EPERM "$run" "$B/intercept" raw $d | val mops)"
+        rec nop_lib_d$d "$("$nouring" EPERM "$B/intercept" lib $d | val mops)"
+    done
+    if [ $have_fio = 1 ]; then
+        rec fio_kernel "$(fio_iops io_uring 32 env)"
+        rec fio_trap "$(fio_iops io_uring 32 "$nouring" EPERM "$run")"
+        rec fio_psync "$(fio_iops psync 1 env)"
+        rec fio_libaio "$(fio_iops libaio 32 env)"
+    fi
+    i=$((i + 1))
+done
+med() { awk -v k="$1" '$1 == k && $2 != "" { print $2 }' "$RAW" | sort -g | awk '{ a[NR] = $1 } END { if (NR) print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+echo
+echo "## Interception (uring-run, io_uring blocked by seccomp)"
+echo
+echo "Programs making the raw io_uring system calls, under \`no-uring EPERM uring-run\`, against peers in the same runs"
+echo "(interleaved); medians over $RUNS runs. benches/intercept.c and fio $(fio --version 2>/dev/null || echo '(not installed)')."
+echo
+echo "| metric | through interception | peer | ratio | goal |"
+echo "|---|---|---|---|---|"
+gp=$(med getpid_plain); gf=$(med getpid_filter); gr=$(med getpid_ratio)
+awk -v p="$gp" -v f="$gf" -v r="$gr" 'BEGIN { printf "| getpid(), ns (peer: the container filter alone; ratio: median of %s back-to-back pairs) | %.1f | %.1f | %.3f | within 5%%: %s |\n", "'$((RUNS * 3))'", f, p, r, (r <= 1.05) ? "met" : "NOT met" }'
+awk -v t="$(med enter_trapped)" -v k="$(med enter_kernel)" 'BEGIN { printf "| one empty io_uring_enter, ns (peer: the kernel ring) | %.0f | %.0f | %.1f | report |\n", t, k, t / k }'
+for d in 1 32; do
+    awk -v t="$(med nop_trap_d$d)" -v l="$(med nop_lib_d$d)" -v d=$d 'BEGIN { printf "| NOP round trips, Mops/s, depth %d (peer: the engine through liburing) | %.3f | %.3f | %.2f | report |\n", d, t, l, t / l }'
+done
+if [ $have_fio = 1 ]; then
+    k=$(med fio_kernel)
+    awk -v t="$(med fio_trap)" -v k="$k" 'BEGIN { r = t / k; printf "| fio randread 4 KiB QD32 (page cache), IOPS (peer: fio io_uring on the kernel) | %.0f | %.0f | %.2f | >= 0.7x: %s |\n", t, k, r, (r >= 0.7) ? "met" : "NOT met" }'
+    awk -v p="$(med fio_psync)" -v k="$k" 'BEGIN { printf "| fio psync engine (QD1: synchronous), IOPS | %.0f | %.0f | %.2f | beside |\n", p, k, p / k }'
+    awk -v p="$(med fio_libaio)" -v k="$k" 'BEGIN { printf "| fio libaio engine QD32, IOPS | %.0f | %.0f | %.2f | beside |\n", p, k, p / k }'
+fi
+echo
+echo "fio's file is in tmpfs ($DIR), so all of it is in the page cache (on this shared machine a disk file's cache is evicted"
+echo "mid-run). tmpfs refuses RWF_NOWAIT, so the engine hands every read to a worker thread; most of the gap to the kernel is"
+echo "that, not the trap (compare the NOP rows and the trapped enter)."
