@@ -500,3 +500,31 @@ impl ThreadKey {
         self.state.load(core::sync::atomic::Ordering::Acquire) == 2
     }
 }
+
+/// "/proc/self/fd/N", NUL-terminated: the path that names fd `fd`.
+pub(crate) fn proc_fd_path(fd: i32) -> [u8; 25] {
+    let mut path = *b"/proc/self/fd/\0\0\0\0\0\0\0\0\0\0\0";
+    let mut digits = [0u8; 10];
+    let (mut v, mut n) = (fd as u32, 0);
+    loop {
+        digits[n] = b'0' + (v % 10) as u8;
+        n += 1;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    for i in 0..n {
+        path[14 + i] = digits[n - 1 - i];
+    }
+    path
+}
+
+/// The target of fd `fd`'s /proc link, read into `buf` (None without
+/// /proc, or for a closed fd).
+pub(crate) fn fd_link(fd: i32, buf: &mut [u8]) -> Option<&[u8]> {
+    let path = proc_fd_path(fd);
+    // SAFETY: a NUL-terminated path and a live buffer of the length given.
+    let n = unsafe { libc::readlink(path.as_ptr() as *const libc::c_char, buf.as_mut_ptr() as *mut libc::c_char, buf.len()) };
+    (n > 0).then(|| &buf[..n as usize])
+}

@@ -291,14 +291,9 @@ fn eventfd(ctx: &Ctx, arg: u64, nr: u32, async_only: bool) -> i32 {
 fn is_eventfd(fd: i32) -> Result<(), i32> {
     // -EBADF for a closed fd.
     os::ident(fd)?;
-    let path = alloc::format!("/proc/self/fd/{fd}\0");
-    let mut buf = [0u8; 32];
-    // SAFETY: a NUL-terminated path, a live buffer of buf.len() bytes.
-    let n = unsafe { libc::readlink(path.as_ptr() as *const libc::c_char, buf.as_mut_ptr() as *mut libc::c_char, buf.len()) };
-    let ok = if n > 0 {
-        &buf[..n as usize] == b"anon_inode:[eventfd]"
-    } else {
-        os::anon_ok(fd)
+    let ok = match os::fd_link(fd, &mut [0u8; 32]) {
+        Some(l) => l == b"anon_inode:[eventfd]",
+        None => os::anon_ok(fd),
     };
     if ok {
         Ok(())

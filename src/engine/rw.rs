@@ -419,20 +419,7 @@ fn ready(fd: i32, mask: u32) -> bool {
 fn pipe_transfer(r: &mut Req) -> Option<isize> {
     let write = !read_op(r.sqe.opcode);
     let mode = if write { libc::O_WRONLY } else { libc::O_RDONLY };
-    let mut path = *b"/proc/self/fd/\0\0\0\0\0\0\0\0\0\0\0\0";
-    let mut digits = [0u8; 11];
-    let (mut n, mut v) = (0, r.file as u32);
-    loop {
-        digits[n] = b'0' + (v % 10) as u8;
-        n += 1;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    for i in 0..n {
-        path[14 + i] = digits[n - 1 - i];
-    }
+    let path = os::proc_fd_path(r.file);
     // SAFETY: NUL-terminated path.
     let fd = unsafe { libc::open(path.as_ptr() as *const libc::c_char, mode | libc::O_NONBLOCK | libc::O_CLOEXEC) };
     if fd < 0 {

@@ -297,26 +297,7 @@ fn wq_ring(fd: i32) -> Result<Option<RingRef>, i32> {
 /// Whether `fd` is an io_uring instance of the kernel, by the name of its
 /// file (io_uring_enter cannot tell where seccomp blocks it).
 fn is_kernel_ring(fd: i32) -> bool {
-    const NAME: &[u8] = b"anon_inode:[io_uring]";
-    let mut path = *b"/proc/self/fd/0000000000\0";
-    let mut digits = [0u8; 10];
-    let (mut n, mut len) = (fd as u32, 0);
-    loop {
-        digits[len] = b'0' + (n % 10) as u8;
-        len += 1;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for i in 0..len {
-        path[14 + i] = digits[len - 1 - i];
-    }
-    path[14 + len] = 0;
-    let mut buf = [0u8; 32];
-    // SAFETY: a NUL-terminated path and a live buffer of the length given.
-    let n = unsafe { libc::readlink(path.as_ptr() as *const libc::c_char, buf.as_mut_ptr() as *mut libc::c_char, buf.len()) };
-    n == NAME.len() as isize && &buf[..NAME.len()] == NAME
+    os::fd_link(fd, &mut [0u8; 32]) == Some(b"anon_inode:[io_uring]")
 }
 
 /// Setup, once the ring is registered: the thread starts serving it.
