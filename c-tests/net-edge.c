@@ -350,7 +350,7 @@ static void cancelled(void)
 	struct io_uring_sqe *sqe;
 	struct sockaddr_in sa;
 	int l = listener(&sa), cl = tcp_client(&sa), sv = accept(l, NULL, NULL);
-	int zc = 0, notif = 0, cancels = 0;
+	int zc = 0, notif = 0, cancels = 0, zc_res = 0, cancel_res = 0;
 	char b[16];
 
 	CHECK(sv >= 0, "accept");
@@ -366,24 +366,33 @@ static void cancelled(void)
 	io_uring_prep_cancel64(sqe, 30, 0);
 	io_uring_sqe_set_data64(sqe, 31);
 	op_submit(&ring, 1);
+	/* Under emulation an old kernel's TCP may grow the send buffer after
+	 * the fill, and the send then goes out before the cancel comes: the
+	 * cancel finds nothing (-ENOENT) and the send reports its 2 bytes. */
 	for (int i = 0; i < 3; i++) {
 		struct op_cqe c = op_wait(&ring);
 
 		if (c.user_data == 31) {
-			CHECK_EQ(c.res, 0, "cancel of a waiting send_zc");
+			cancel_res = c.res;
 			cancels++;
 		} else if (c.flags & IORING_CQE_F_NOTIF) {
 			CHECK(c.user_data == 30 && c.res == 0 && zc == 1,
 			      "notif after the result: %d %#x", c.res, c.flags);
 			notif++;
 		} else {
-			CHECK(c.user_data == 30 && c.res == -ECANCELED &&
-			      c.flags == IORING_CQE_F_MORE, "cancelled send_zc: %d %#x",
-			      c.res, c.flags);
+			CHECK(c.user_data == 30 && c.flags == IORING_CQE_F_MORE &&
+			      (c.res == -ECANCELED || c.res == 2),
+			      "cancelled send_zc: %d %#x", c.res, c.flags);
+			zc_res = c.res;
 			zc++;
 		}
 	}
 	CHECK(zc == 1 && notif == 1 && cancels == 1, "send_zc cancel CQEs");
+	if (zc_res == 2)
+		CHECK(cancel_res == -ENOENT || cancel_res == -EALREADY,
+		      "cancel of a send_zc that went out: %d", cancel_res);
+	else
+		CHECK_EQ(cancel_res, 0, "cancel of a waiting send_zc");
 	close(cl);
 	close(sv);
 
