@@ -134,7 +134,7 @@ cp "$B/lib/liburing-rs-diag.so.2.15" "$out/root/t/lib/" || die "build/lib/liburi
 root=$out/root
 mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
 cp "$busybox" "$root/bin/busybox"
-for lib in $(ldd "$out"/root/t/*/* 2>/dev/null | grep -oE '/[^ ]+\.so[^ ]*' | sort -u); do
+for lib in $(ldd "$out"/root/t/*/* 2>/dev/null | grep -oE '/[^ :]+\.so[^ :]*' | sort -u); do
     mkdir -p "$root$(dirname "$lib")"
     cp -L "$lib" "$root$lib"
 done
