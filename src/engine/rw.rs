@@ -13,6 +13,7 @@
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::ctx::{Cqe, Ctx};
 use super::kbuf::{self, Hold, Pick};
@@ -149,6 +150,57 @@ fn file_type(fd: i32) -> u32 {
         return 0;
     }
     st.st_mode & libc::S_IFMT
+}
+
+/// What `direct` learned of an fd: the fd number (high half), uses left
+/// before it looks again (bits 2..32), O_DIRECT (bit 1), known (bit 0).
+/// Indexed by the fd's low bits.
+static DIRECT: [AtomicU64; 1024] = [const { AtomicU64::new(0) }; 1024];
+/// Uses of a learned answer before the file is looked at again.
+const DIRECT_RECHECK: u64 = 128;
+
+/// Whether `fd` is a regular file or block device opened O_DIRECT, whose
+/// transfers wait for the device even with RWF_NOWAIT: those go to a
+/// worker at once, where the kernel would have them in flight without
+/// blocking the submitter. The answer is cached per fd number and looked
+/// up again every so often: a stale one (the fd closed and reused, or
+/// F_SETFL) only sends a request the slower way, never a wrong one.
+pub(crate) fn direct(fd: i32) -> bool {
+    let slot = &DIRECT[fd as usize % DIRECT.len()];
+    let e = slot.load(Ordering::Relaxed);
+    if e & 1 != 0 && (e >> 32) as i32 == fd && (e >> 2) & 0x3fff_ffff != 0 {
+        slot.store(e - 4, Ordering::Relaxed);
+        return e & 2 != 0;
+    }
+    // SAFETY: F_GETFL only reads the file's status flags.
+    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    let d = fl >= 0 && fl & libc::O_DIRECT != 0 && complete_io(fd);
+    slot.store((fd as u32 as u64) << 32 | DIRECT_RECHECK << 2 | (d as u64) << 1 | 1, Ordering::Relaxed);
+    d
+}
+
+fn write_op(opcode: u8) -> bool {
+    matches!(opcode, crate::sys::IORING_OP_WRITE | IORING_OP_WRITEV | IORING_OP_WRITE_FIXED | IORING_OP_WRITEV_FIXED)
+}
+
+/// The key io-wq serialises a request by: the inode of a regular file a
+/// buffered write goes to (the kernel's hash_reg_file). O_DIRECT writes,
+/// which the kernel issues in parallel, and everything else have none.
+pub(crate) fn hash_key(r: &Req) -> Option<u64> {
+    if !write_op(r.sqe.opcode) || r.file < 0 || r.flags & rf::DIRECT != 0 {
+        return None;
+    }
+    // SAFETY: an all-zero stat is valid; fstat fills it.
+    let mut st: libc::stat = unsafe { core::mem::zeroed() };
+    // SAFETY: live stat buffer.
+    if unsafe { libc::fstat(r.file, &mut st) } < 0 || st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return None;
+    }
+    // SAFETY: F_GETFL only reads the file's status flags.
+    if unsafe { libc::fcntl(r.file, libc::F_GETFL) } & libc::O_DIRECT != 0 {
+        return None;
+    }
+    Some(st.st_ino ^ st.st_dev.rotate_left(40))
 }
 
 /// Regular files and block devices, whose short transfers mean "not all
@@ -289,6 +341,10 @@ fn issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
 
 fn issue_rw(r: &mut Req, mode: Mode) -> Issued {
     let user_nowait = r.sqe.op_flags as i32 & libc::RWF_NOWAIT != 0;
+    if mode != Mode::Worker && !user_nowait && direct(r.file) {
+        r.flags |= rf::DIRECT;
+        return Issued::Blocking;
+    }
     let blocking = mode == Mode::Worker && !user_nowait && !matches!(file_type(r.file), libc::S_IFIFO | libc::S_IFSOCK | libc::S_IFCHR);
     let ret = transfer(r, !blocking);
     if !blocking && !user_nowait {
@@ -387,7 +443,7 @@ pub(crate) unsafe fn inline_simple(p: *const crate::sys::io_uring_sqe) -> Option
         h if h == IORING_OP_WRITE as u32 => true,
         _ => return None,
     };
-    if fd < 0 || off == u64::MAX || rw_flags != 0 || idx != 0 || ext != 0 || off > i64::MAX as u64 {
+    if fd < 0 || off == u64::MAX || rw_flags != 0 || idx != 0 || ext != 0 || off > i64::MAX as u64 || direct(fd) {
         return None;
     }
     let iov = libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: len as usize };
