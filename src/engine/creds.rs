@@ -306,17 +306,72 @@ pub(crate) fn with<T>(c: &Creds, f: impl FnOnce() -> T) -> Result<T, i32> {
 /// the request without one, to run with the thread that issues it.
 pub(crate) fn capture_chain(req: super::req::ReqPtr) {
     let mut snap: Option<Arc<Creds>> = None;
+    let batch = SNAP.get();
     let mut cur = Some(req);
     while let Some(m) = cur {
         // SAFETY: the caller owns the chain.
         let r = unsafe { m.get() };
         if r.creds.is_none() && super::opdef::get(r.sqe.opcode).creds {
             if snap.is_none() {
-                snap = Creds::current().ok().map(Arc::new);
+                snap = snapshot(batch);
             }
             r.creds = snap.clone();
         }
         cur = r.link;
+    }
+}
+
+/// The submitting thread's credentials for the submit call it is in:
+/// null outside one, `BATCH_EMPTY` until first needed, else an
+/// `Arc<Creds>` (from `Arc::into_raw`).
+static SNAP: os::ThreadKey = os::ThreadKey::new(drop_snap);
+const BATCH_EMPTY: *mut libc::c_void = 1 as *mut libc::c_void;
+
+extern "C" fn drop_snap(v: *mut libc::c_void) {
+    if v != BATCH_EMPTY {
+        // SAFETY: only `snapshot` stores such values, from Arc::into_raw.
+        drop(unsafe { Arc::from_raw(v as *const Creds) });
+    }
+}
+
+/// The calling thread's credentials, read once per submit call. A thread
+/// inside the kernel's io_uring_enter cannot change its credentials: glibc
+/// applies set*id() to each thread from a signal handler, and a signal
+/// reaches the thread only once the call returns. Every request of one
+/// call thus goes with the credentials the call started with, as here.
+fn snapshot(batch: *mut libc::c_void) -> Option<Arc<Creds>> {
+    if batch.is_null() {
+        return Creds::current().ok().map(Arc::new);
+    }
+    if batch != BATCH_EMPTY {
+        let p = batch as *const Creds;
+        // SAFETY: the slot holds one reference, kept until the batch ends.
+        unsafe { Arc::increment_strong_count(p) };
+        // SAFETY: the count just taken is this Arc's.
+        return Some(unsafe { Arc::from_raw(p) });
+    }
+    let c = Arc::new(Creds::current().ok()?);
+    SNAP.set(Arc::into_raw(c.clone()) as *mut libc::c_void);
+    Some(c)
+}
+
+/// Marks the calling thread as inside a submit call (see `snapshot`)
+/// while it lives; nested ones leave the outer mark alone.
+pub(crate) struct Batch(bool);
+
+impl Batch {
+    pub(crate) fn begin() -> Batch {
+        Batch(SNAP.get().is_null() && SNAP.set(BATCH_EMPTY))
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        if self.0 {
+            let v = SNAP.get();
+            SNAP.set(core::ptr::null_mut());
+            drop_snap(v);
+        }
     }
 }
 

@@ -198,6 +198,10 @@ pub(crate) struct Ctx {
     /// once the ring is enabled.
     pub restrictions: Mutex<super::register::Restrictions>,
     pub restricted: AtomicBool,
+    /// The SQE being submitted is the call's last (written by the
+    /// submitter under `submit`): O_DIRECT I/O may then run inline (see
+    /// `rw::direct_inline`).
+    pub sq_last: AtomicBool,
     /// Absolute wait timeouts count in CLOCK_BOOTTIME (IORING_REGISTER_CLOCK).
     pub clock_boottime: AtomicBool,
     /// Registered credentials (IORING_REGISTER_PERSONALITY).

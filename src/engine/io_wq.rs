@@ -106,6 +106,9 @@ const INTERRUPT_PERIOD_NS: i64 = 5_000_000;
 /// mask; None restores the process's own.
 static AFFINITY: Mutex<(u32, Option<libc::cpu_set_t>)> = Mutex::new((0, None));
 static AFFINITY_USED: AtomicBool = AtomicBool::new(false);
+/// Requests queued or running on workers (`queued` + `running`), for
+/// `idle` to read without the lock.
+static ACTIVE: AtomicU32 = AtomicU32::new(0);
 /// Bumped to wake idle workers.
 static WAKE: AtomicU32 = AtomicU32::new(0);
 /// Set when idle workers should leave now.
@@ -235,9 +238,20 @@ fn push(p: &mut Pool, req: ReqPtr, key: Option<u64>, front: bool) {
         p.queue.push(req);
     }
     p.queued += 1;
+    publish(p);
     if let Some(k) = key {
         p.keys.push((req, k));
     }
+}
+
+fn publish(p: &Pool) {
+    ACTIVE.store(p.queued + p.running.len() as u32, Ordering::Relaxed);
+}
+
+/// Whether no worker runs or waits for a request (a hint: it may change
+/// at once).
+pub(crate) fn idle() -> bool {
+    ACTIVE.load(Ordering::Relaxed) == 0
 }
 
 /// Queues the rest of a chain from a worker (or the submitter running the
@@ -253,6 +267,7 @@ pub(crate) fn requeue(ctx: &Ctx, req: ReqPtr) {
 /// Drops `req` from the queue's books.
 fn unqueue(p: &mut Pool, req: ReqPtr) -> Option<u64> {
     p.queued -= 1;
+    publish(p);
     let i = p.keys.iter().position(|e| e.0 == req)?;
     Some(p.keys.swap_remove(i).1)
 }
@@ -291,6 +306,7 @@ fn next_work(p: &mut Pool, tid: i32) -> Option<ReqPtr> {
             // SAFETY: pthread_self has no preconditions.
             let thread = unsafe { libc::pthread_self() };
             p.running.push(Running { req: r, class: class(r), key, poll_like, thread, tid, timer: None });
+            publish(p);
         }
         return Some(r);
     }
@@ -302,7 +318,9 @@ fn leave_running(p: &mut Pool) -> Option<i32> {
     // SAFETY: pthread_self has no preconditions.
     let me = unsafe { libc::pthread_self() };
     let i = p.running.iter().position(|w| w.thread == me)?;
-    p.running.swap_remove(i).timer
+    let t = p.running.swap_remove(i).timer;
+    publish(p);
+    t
 }
 
 /// Stops a worker's interrupt timer. A signal it already raised is

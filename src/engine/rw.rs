@@ -179,6 +179,15 @@ pub(crate) fn direct(fd: i32) -> bool {
     d
 }
 
+/// Whether O_DIRECT I/O may be tried in the submitting thread: at queue
+/// depth 1, that is as the last SQE of its submit call with no request on
+/// any worker, where a worker would only add two hand-offs to the device's
+/// time (RWF_NOWAIT still sends what would block there to a worker). Any
+/// more and they go to workers at once, to be in flight together.
+fn direct_inline(last: bool) -> bool {
+    last && super::io_wq::idle()
+}
+
 fn write_op(opcode: u8) -> bool {
     matches!(opcode, crate::sys::IORING_OP_WRITE | IORING_OP_WRITEV | IORING_OP_WRITE_FIXED | IORING_OP_WRITEV_FIXED)
 }
@@ -341,11 +350,13 @@ fn issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
 
 fn issue_rw(r: &mut Req, mode: Mode) -> Issued {
     let user_nowait = r.sqe.op_flags as i32 & libc::RWF_NOWAIT != 0;
-    if mode != Mode::Worker && !user_nowait && direct(r.file) {
+    if mode != Mode::Worker && !user_nowait && direct(r.file) && !direct_inline(mode == Mode::Inline && r.ctx().sq_last.load(Ordering::Relaxed)) {
         r.flags |= rf::DIRECT;
         return Issued::Blocking;
     }
-    let blocking = mode == Mode::Worker && !user_nowait && !matches!(file_type(r.file), libc::S_IFIFO | libc::S_IFSOCK | libc::S_IFCHR);
+    let blocking = mode == Mode::Worker
+        && !user_nowait
+        && (r.flags & rf::DIRECT != 0 || !matches!(file_type(r.file), libc::S_IFIFO | libc::S_IFSOCK | libc::S_IFCHR));
     let ret = transfer(r, !blocking);
     if !blocking && !user_nowait {
         if ret == -(libc::EAGAIN as isize) {
@@ -414,12 +425,13 @@ fn issue_rw(r: &mut Req, mode: Mode) -> Issued {
 /// without any request state. Anything else returns None and the SQE
 /// takes the general path from scratch: a failed attempt changed nothing,
 /// and repeating a partial one at the same explicit offset moves the same
-/// bytes again.
+/// bytes again. O_DIRECT files are tried only as `direct_inline` allows
+/// (`last`: the call's last SQE).
 ///
 /// # Safety
 /// `p` is an SQE slot the engine owns for the moment.
 #[inline(always)]
-pub(crate) unsafe fn inline_simple(p: *const crate::sys::io_uring_sqe) -> Option<[u64; 2]> {
+pub(crate) unsafe fn inline_simple(p: *const crate::sys::io_uring_sqe, last: bool) -> Option<[u64; 2]> {
     use core::ptr::read_volatile as rd;
     use crate::sys::{IORING_OP_READ, IORING_OP_WRITE};
     // SAFETY: per the contract; plain aligned fields of the slot.
@@ -443,7 +455,7 @@ pub(crate) unsafe fn inline_simple(p: *const crate::sys::io_uring_sqe) -> Option
         h if h == IORING_OP_WRITE as u32 => true,
         _ => return None,
     };
-    if fd < 0 || off == u64::MAX || rw_flags != 0 || idx != 0 || ext != 0 || off > i64::MAX as u64 || direct(fd) {
+    if fd < 0 || off == u64::MAX || rw_flags != 0 || idx != 0 || ext != 0 || off > i64::MAX as u64 || (direct(fd) && !direct_inline(last)) {
         return None;
     }
     let iov = libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: len as usize };

@@ -262,6 +262,7 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
         clock_boottime: AtomicBool::new(false),
         restrictions: Mutex::new(super::register::Restrictions::new()),
         restricted: AtomicBool::new(false),
+        sq_last: AtomicBool::new(false),
         personalities: Mutex::new(super::creds::Personalities::new()),
         napi: Mutex::new(super::napi::Napi::new()),
         ready: super::readiness::Readiness::new(),
