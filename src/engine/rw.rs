@@ -23,7 +23,7 @@ use super::os;
 use super::rsrc;
 use crate::sys::{
     IORING_CQE_F_MORE, IORING_OP_READV, IORING_OP_READV_FIXED, IORING_OP_READ_FIXED, IORING_OP_READ_MULTISHOT, IORING_OP_WRITEV,
-    IORING_OP_WRITEV_FIXED, IORING_OP_WRITE_FIXED, IORING_SETUP_IOPOLL, IOSQE_BUFFER_SELECT,
+    IORING_OP_WRITEV_FIXED, IORING_OP_WRITE_FIXED, IORING_SETUP_IOPOLL, IOSQE_BUFFER_SELECT, IOSQE_FIXED_FILE,
 };
 
 /// Kernel limit on iovecs per request.
@@ -196,17 +196,24 @@ fn write_op(opcode: u8) -> bool {
 /// buffered write goes to (the kernel's hash_reg_file). O_DIRECT writes,
 /// which the kernel issues in parallel, and everything else have none.
 pub(crate) fn hash_key(r: &Req) -> Option<u64> {
-    if !write_op(r.sqe.opcode) || r.file < 0 || r.flags & rf::DIRECT != 0 {
+    if !write_op(r.sqe.opcode) || r.flags & rf::DIRECT != 0 {
         return None;
     }
+    // A request sent off before its first issue (IOSQE_ASYNC) has not
+    // looked up its file yet; the kernel's has, and hashes it too.
+    let fd = match r.file {
+        -1 if r.sqe.has(IOSQE_FIXED_FILE) => r.ctx().rsrc.lock().file(r.sqe.fd as u32)?,
+        -1 => r.sqe.fd,
+        fd => fd,
+    };
     // SAFETY: an all-zero stat is valid; fstat fills it.
     let mut st: libc::stat = unsafe { core::mem::zeroed() };
     // SAFETY: live stat buffer.
-    if unsafe { libc::fstat(r.file, &mut st) } < 0 || st.st_mode & libc::S_IFMT != libc::S_IFREG {
+    if unsafe { libc::fstat(fd, &mut st) } < 0 || st.st_mode & libc::S_IFMT != libc::S_IFREG {
         return None;
     }
     // SAFETY: F_GETFL only reads the file's status flags.
-    if unsafe { libc::fcntl(r.file, libc::F_GETFL) } & libc::O_DIRECT != 0 {
+    if unsafe { libc::fcntl(fd, libc::F_GETFL) } & libc::O_DIRECT != 0 {
         return None;
     }
     Some(st.st_ino ^ st.st_dev.rotate_left(40))
