@@ -174,11 +174,23 @@ enum Kick {
     Spawn,
 }
 
-/// One more worker for the queue if it has more requests than workers are
-/// on their way, and `c`'s cap leaves room.
+/// Queued requests a worker could take now: all but those waiting behind
+/// another of their hash key (queued before them, or running).
+fn runnable(p: &Pool) -> u32 {
+    let mut keys: Vec<u64> = Vec::new();
+    for &(_, k) in &p.keys {
+        if !keys.contains(&k) && !p.running.iter().any(|w| w.key == Some(k)) {
+            keys.push(k);
+        }
+    }
+    p.queued - p.keys.len() as u32 + keys.len() as u32
+}
+
+/// One more worker for the queue if it has more requests a worker could
+/// take than workers are on their way, and `c`'s cap leaves room.
 fn kick(p: &mut Pool, c: Class) -> Kick {
     let coming = p.woken + p.starting;
-    if coming >= p.queued || busy(p, c) + coming >= cap(p, c) {
+    if busy(p, c) + coming >= cap(p, c) || coming >= runnable(p) {
         return Kick::None;
     }
     if p.idle > p.woken {

@@ -153,30 +153,37 @@ fn file_type(fd: i32) -> u32 {
 }
 
 /// What `direct` learned of an fd: the fd number (high half), uses left
-/// before it looks again (bits 2..32), O_DIRECT (bit 1), known (bit 0).
-/// Indexed by the fd's low bits.
-static DIRECT: [AtomicU64; 1024] = [const { AtomicU64::new(0) }; 1024];
+/// before it looks again (bits 3..32), a regular file or block device
+/// (bit 2), O_DIRECT (bit 1), known (bit 0). Indexed by the fd's low bits.
+static FILES: [AtomicU64; 1024] = [const { AtomicU64::new(0) }; 1024];
 /// Uses of a learned answer before the file is looked at again.
-const DIRECT_RECHECK: u64 = 128;
+const RECHECK: u64 = 128;
+
+/// What is known of `fd`: (regular file or block device, opened O_DIRECT).
+/// Cached per fd number and looked up again every so often. Only routing
+/// goes by it: a stale answer (the fd closed and reused, or F_SETFL) sends
+/// a request the slower way, never a wrong one, as whoever then issues it
+/// looks at the file itself.
+fn file_kind(fd: i32) -> (bool, bool) {
+    let slot = &FILES[fd as usize % FILES.len()];
+    let e = slot.load(Ordering::Relaxed);
+    if e & 1 != 0 && (e >> 32) as i32 == fd && (e >> 3) & 0x1fff_ffff != 0 {
+        slot.store(e - 8, Ordering::Relaxed);
+        return (e & 4 != 0, e & 2 != 0);
+    }
+    let reg = complete_io(fd);
+    // SAFETY: F_GETFL only reads the file's status flags.
+    let d = reg && unsafe { libc::fcntl(fd, libc::F_GETFL) } & libc::O_DIRECT != 0;
+    slot.store((fd as u32 as u64) << 32 | RECHECK << 3 | (reg as u64) << 2 | (d as u64) << 1 | 1, Ordering::Relaxed);
+    (reg, d)
+}
 
 /// Whether `fd` is a regular file or block device opened O_DIRECT, whose
 /// transfers wait for the device even with RWF_NOWAIT: those go to a
 /// worker at once, where the kernel would have them in flight without
-/// blocking the submitter. The answer is cached per fd number and looked
-/// up again every so often: a stale one (the fd closed and reused, or
-/// F_SETFL) only sends a request the slower way, never a wrong one.
+/// blocking the submitter (a hint, see `file_kind`).
 pub(crate) fn direct(fd: i32) -> bool {
-    let slot = &DIRECT[fd as usize % DIRECT.len()];
-    let e = slot.load(Ordering::Relaxed);
-    if e & 1 != 0 && (e >> 32) as i32 == fd && (e >> 2) & 0x3fff_ffff != 0 {
-        slot.store(e - 4, Ordering::Relaxed);
-        return e & 2 != 0;
-    }
-    // SAFETY: F_GETFL only reads the file's status flags.
-    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    let d = fl >= 0 && fl & libc::O_DIRECT != 0 && complete_io(fd);
-    slot.store((fd as u32 as u64) << 32 | DIRECT_RECHECK << 2 | (d as u64) << 1 | 1, Ordering::Relaxed);
-    d
+    file_kind(fd).1
 }
 
 /// Whether O_DIRECT I/O may be tried in the submitting thread: at queue
@@ -367,6 +374,11 @@ fn issue_rw(r: &mut Req, mode: Mode) -> Issued {
     let ret = transfer(r, !blocking);
     if !blocking && !user_nowait {
         if ret == -(libc::EAGAIN as isize) {
+            // A regular file has no readiness to wait for: straight to a
+            // worker (which looks at the file again).
+            if mode != Mode::Worker && file_kind(r.file).0 {
+                return Issued::Blocking;
+            }
             return Issued::Again;
         }
         if ret == -(libc::EOPNOTSUPP as isize) {
