@@ -10,6 +10,8 @@
  * dwrite/dread: O_DIRECT writes/reads; bwrite: buffered writes; wsync: a
  * buffered write followed by fdatasync (linked with IOSQE_IO_LINK on the
  * ring, done back to back by one pool thread), counted as one operation.
+ * handoff: a NOP with IOSQE_ASYNC (an empty job on the pool): what a trip
+ * to a worker and back costs, without any I/O.
  * Prints "storage BACKEND KIND qd=N iops=X".
  */
 #define _GNU_SOURCE
@@ -25,7 +27,7 @@
 #define BS 4096
 #define POOL_THREADS 64
 
-enum kind { DWRITE, DREAD, BWRITE, WSYNC };
+enum kind { DWRITE, DREAD, BWRITE, WSYNC, HANDOFF };
 
 static int fd;
 static enum kind kind;
@@ -41,7 +43,10 @@ static void ring_prep(struct io_uring *ring, char *buf, unsigned slot)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
 	off_t off = rand_off();
-	if (kind == DREAD)
+	if (kind == HANDOFF) {
+		io_uring_prep_nop(sqe);
+		sqe->flags |= IOSQE_ASYNC;
+	} else if (kind == DREAD)
 		io_uring_prep_read(sqe, fd, buf, BS, off);
 	else
 		io_uring_prep_write(sqe, fd, buf, BS, off);
@@ -119,7 +124,7 @@ static void *pool_thread(void *arg)
 			queue_tail = &queue;
 		pthread_mutex_unlock(&lock);
 		struct iovec iov = { j->buf, BS };
-		ssize_t r = kind == DREAD ? preadv(fd, &iov, 1, j->off) : pwritev(fd, &iov, 1, j->off);
+		ssize_t r = kind == HANDOFF ? BS : kind == DREAD ? preadv(fd, &iov, 1, j->off) : pwritev(fd, &iov, 1, j->off);
 		if (r != BS)
 			die("pool I/O", r < 0 ? errno : EIO);
 		if (kind == WSYNC && fdatasync(fd))
@@ -185,12 +190,12 @@ static unsigned long run_pool(unsigned depth, char *bufs, double secs)
 int main(int argc, char **argv)
 {
 	if (argc < 5) {
-		fprintf(stderr, "usage: storage ring|pool dwrite|dread|bwrite|wsync DEPTH FILE\n");
+		fprintf(stderr, "usage: storage ring|pool dwrite|dread|bwrite|wsync|handoff DEPTH FILE\n");
 		return 2;
 	}
 	int pool = !strcmp(argv[1], "pool");
 	const char *k = argv[2];
-	kind = !strcmp(k, "dwrite") ? DWRITE : !strcmp(k, "dread") ? DREAD : !strcmp(k, "bwrite") ? BWRITE : WSYNC;
+	kind = !strcmp(k, "dwrite") ? DWRITE : !strcmp(k, "dread") ? DREAD : !strcmp(k, "bwrite") ? BWRITE : !strcmp(k, "wsync") ? WSYNC : HANDOFF;
 	unsigned depth = atoi(argv[3]);
 	if (!depth || depth > 256)
 		die("depth", EINVAL);

@@ -152,30 +152,43 @@ fn file_type(fd: i32) -> u32 {
     st.st_mode & libc::S_IFMT
 }
 
-/// What `direct` learned of an fd: the fd number (high half), uses left
-/// before it looks again (bits 3..32), a regular file or block device
-/// (bit 2), O_DIRECT (bit 1), known (bit 0). Indexed by the fd's low bits.
+/// What `file_kind` learned of an fd: the fd number (high half), uses
+/// left before it looks again (bits 4..32), buffered writes refuse
+/// RWF_NOWAIT (bit 3: ext4's do), a regular file or block device (bit 2),
+/// O_DIRECT (bit 1), known (bit 0). Indexed by the fd's low bits.
 static FILES: [AtomicU64; 1024] = [const { AtomicU64::new(0) }; 1024];
 /// Uses of a learned answer before the file is looked at again.
 const RECHECK: u64 = 128;
+const K_DIRECT: u64 = 2;
+const K_REG: u64 = 4;
+const K_NOWAIT_WRITE_REFUSED: u64 = 8;
 
-/// What is known of `fd`: (regular file or block device, opened O_DIRECT).
-/// Cached per fd number and looked up again every so often. Only routing
-/// goes by it: a stale answer (the fd closed and reused, or F_SETFL) sends
-/// a request the slower way, never a wrong one, as whoever then issues it
-/// looks at the file itself.
-fn file_kind(fd: i32) -> (bool, bool) {
+/// What is known of `fd` (K_* bits). Cached per fd number and looked up
+/// again every so often. Only routing goes by it: a stale answer (the fd
+/// closed and reused, or F_SETFL) sends a request the slower way, never a
+/// wrong one, as whoever then issues it looks at the file itself.
+fn file_kind(fd: i32) -> u64 {
     let slot = &FILES[fd as usize % FILES.len()];
     let e = slot.load(Ordering::Relaxed);
-    if e & 1 != 0 && (e >> 32) as i32 == fd && (e >> 3) & 0x1fff_ffff != 0 {
-        slot.store(e - 8, Ordering::Relaxed);
-        return (e & 4 != 0, e & 2 != 0);
+    if e & 1 != 0 && (e >> 32) as i32 == fd && (e >> 4) & 0x0fff_ffff != 0 {
+        slot.store(e - 16, Ordering::Relaxed);
+        return e;
     }
     let reg = complete_io(fd);
     // SAFETY: F_GETFL only reads the file's status flags.
     let d = reg && unsafe { libc::fcntl(fd, libc::F_GETFL) } & libc::O_DIRECT != 0;
-    slot.store((fd as u32 as u64) << 32 | RECHECK << 3 | (reg as u64) << 2 | (d as u64) << 1 | 1, Ordering::Relaxed);
-    (reg, d)
+    let e = (fd as u32 as u64) << 32 | RECHECK << 4 | if reg { K_REG } else { 0 } | if d { K_DIRECT } else { 0 } | 1;
+    slot.store(e, Ordering::Relaxed);
+    e
+}
+
+/// Notes that a buffered write to regular file `fd` refused RWF_NOWAIT.
+fn note_nowait_write_refused(fd: i32) {
+    let slot = &FILES[fd as usize % FILES.len()];
+    let e = slot.load(Ordering::Relaxed);
+    if e & 1 != 0 && (e >> 32) as i32 == fd {
+        slot.store(e | K_NOWAIT_WRITE_REFUSED, Ordering::Relaxed);
+    }
 }
 
 /// Whether `fd` is a regular file or block device opened O_DIRECT, whose
@@ -183,7 +196,15 @@ fn file_kind(fd: i32) -> (bool, bool) {
 /// worker at once, where the kernel would have them in flight without
 /// blocking the submitter (a hint, see `file_kind`).
 pub(crate) fn direct(fd: i32) -> bool {
-    file_kind(fd).1
+    file_kind(fd) & K_DIRECT != 0
+}
+
+/// Whether a non-blocking attempt at this transfer is known to be futile:
+/// O_DIRECT I/O (unless `direct_inline`), or a buffered write to a file
+/// whose writes refuse RWF_NOWAIT.
+fn skip_nowait(fd: i32, write: bool, last: bool) -> bool {
+    let k = file_kind(fd);
+    (k & K_DIRECT != 0 && !direct_inline(last)) || (write && k & K_NOWAIT_WRITE_REFUSED != 0)
 }
 
 /// Whether O_DIRECT I/O may be tried in the submitting thread: at queue
@@ -364,9 +385,14 @@ fn issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
 
 fn issue_rw(r: &mut Req, mode: Mode) -> Issued {
     let user_nowait = r.sqe.op_flags as i32 & libc::RWF_NOWAIT != 0;
-    if mode != Mode::Worker && !user_nowait && direct(r.file) && !direct_inline(mode == Mode::Inline && r.ctx().sq_last.load(Ordering::Relaxed)) {
-        r.flags |= rf::DIRECT;
-        return Issued::Blocking;
+    if mode != Mode::Worker && !user_nowait {
+        let last = mode == Mode::Inline && r.ctx().sq_last.load(Ordering::Relaxed);
+        if skip_nowait(r.file, !read_op(r.sqe.opcode), last) {
+            if direct(r.file) {
+                r.flags |= rf::DIRECT;
+            }
+            return Issued::Blocking;
+        }
     }
     let blocking = mode == Mode::Worker
         && !user_nowait
@@ -376,7 +402,7 @@ fn issue_rw(r: &mut Req, mode: Mode) -> Issued {
         if ret == -(libc::EAGAIN as isize) {
             // A regular file has no readiness to wait for: straight to a
             // worker (which looks at the file again).
-            if mode != Mode::Worker && file_kind(r.file).0 {
+            if mode != Mode::Worker && file_kind(r.file) & K_REG != 0 {
                 return Issued::Blocking;
             }
             return Issued::Again;
@@ -415,6 +441,9 @@ fn issue_rw(r: &mut Req, mode: Mode) -> Issued {
             }
             // The file cannot do non-blocking I/O: a worker does it.
             if mode != Mode::Worker {
+                if !read_op(r.sqe.opcode) {
+                    note_nowait_write_refused(r.file);
+                }
                 return Issued::Blocking;
             }
             let ret = transfer(r, false);
@@ -474,7 +503,7 @@ pub(crate) unsafe fn inline_simple(p: *const crate::sys::io_uring_sqe, last: boo
         h if h == IORING_OP_WRITE as u32 => true,
         _ => return None,
     };
-    if fd < 0 || off == u64::MAX || rw_flags != 0 || idx != 0 || ext != 0 || off > i64::MAX as u64 || (direct(fd) && !direct_inline(last)) {
+    if fd < 0 || off == u64::MAX || rw_flags != 0 || idx != 0 || ext != 0 || off > i64::MAX as u64 || skip_nowait(fd, write, last) {
         return None;
     }
     let iov = libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: len as usize };
