@@ -306,14 +306,13 @@ pub(crate) fn with<T>(c: &Creds, f: impl FnOnce() -> T) -> Result<T, i32> {
 /// the request without one, to run with the thread that issues it.
 pub(crate) fn capture_chain(req: super::req::ReqPtr) {
     let mut snap: Option<Arc<Creds>> = None;
-    let batch = SNAP.get();
     let mut cur = Some(req);
     while let Some(m) = cur {
         // SAFETY: the caller owns the chain.
         let r = unsafe { m.get() };
         if r.creds.is_none() && super::opdef::get(r.sqe.opcode).creds {
             if snap.is_none() {
-                snap = snapshot(batch);
+                snap = snapshot(r.ctx());
             }
             r.creds = snap.clone();
         }
@@ -321,56 +320,45 @@ pub(crate) fn capture_chain(req: super::req::ReqPtr) {
     }
 }
 
-/// The submitting thread's credentials for the submit call it is in:
-/// null outside one, `BATCH_EMPTY` until first needed, else an
-/// `Arc<Creds>` (from `Arc::into_raw`).
-static SNAP: os::ThreadKey = os::ThreadKey::new(drop_snap);
-const BATCH_EMPTY: *mut libc::c_void = 1 as *mut libc::c_void;
-
-extern "C" fn drop_snap(v: *mut libc::c_void) {
-    if v != BATCH_EMPTY {
-        // SAFETY: only `snapshot` stores such values, from Arc::into_raw.
-        drop(unsafe { Arc::from_raw(v as *const Creds) });
-    }
-}
-
-/// The calling thread's credentials, read once per submit call. A thread
-/// inside the kernel's io_uring_enter cannot change its credentials: glibc
-/// applies set*id() to each thread from a signal handler, and a signal
-/// reaches the thread only once the call returns. Every request of one
-/// call thus goes with the credentials the call started with, as here.
-fn snapshot(batch: *mut libc::c_void) -> Option<Arc<Creds>> {
-    if batch.is_null() {
+/// The calling thread's credentials, read once per submit call (see
+/// `Batch`) when the request's ring is being submitted to by this thread.
+/// A thread inside the kernel's io_uring_enter cannot change its
+/// credentials: glibc applies set*id() to each thread from a signal
+/// handler, and a signal reaches the thread only once the call returns.
+/// Every request of one call thus goes with the credentials the call
+/// started with, as here.
+fn snapshot(ctx: &Ctx) -> Option<Arc<Creds>> {
+    // SAFETY: pthread_self has no preconditions.
+    if ctx.in_submit.load(Ordering::Relaxed) != unsafe { libc::pthread_self() } as usize {
         return Creds::current().ok().map(Arc::new);
     }
-    if batch != BATCH_EMPTY {
-        let p = batch as *const Creds;
-        // SAFETY: the slot holds one reference, kept until the batch ends.
-        unsafe { Arc::increment_strong_count(p) };
-        // SAFETY: the count just taken is this Arc's.
-        return Some(unsafe { Arc::from_raw(p) });
+    let mut snap = ctx.submit_creds.lock();
+    if snap.is_none() {
+        *snap = Some(Arc::new(Creds::current().ok()?));
+        ctx.submit_creds_used.store(true, Ordering::Relaxed);
     }
-    let c = Arc::new(Creds::current().ok()?);
-    SNAP.set(Arc::into_raw(c.clone()) as *mut libc::c_void);
-    Some(c)
+    snap.clone()
 }
 
-/// Marks the calling thread as inside a submit call (see `snapshot`)
-/// while it lives; nested ones leave the outer mark alone.
-pub(crate) struct Batch(bool);
+/// Marks the calling thread as inside a submit call to `ctx` (it holds
+/// the ring's submit lock) while it lives; the credentials read meanwhile
+/// are dropped at the end.
+pub(crate) struct Batch<'a>(&'a Ctx);
 
-impl Batch {
-    pub(crate) fn begin() -> Batch {
-        Batch(SNAP.get().is_null() && SNAP.set(BATCH_EMPTY))
+impl<'a> Batch<'a> {
+    pub(crate) fn begin(ctx: &'a Ctx) -> Batch<'a> {
+        // SAFETY: pthread_self has no preconditions.
+        ctx.in_submit.store(unsafe { libc::pthread_self() } as usize, Ordering::Relaxed);
+        Batch(ctx)
     }
 }
 
-impl Drop for Batch {
+impl Drop for Batch<'_> {
     fn drop(&mut self) {
-        if self.0 {
-            let v = SNAP.get();
-            SNAP.set(core::ptr::null_mut());
-            drop_snap(v);
+        self.0.in_submit.store(0, Ordering::Relaxed);
+        if self.0.submit_creds_used.load(Ordering::Relaxed) {
+            self.0.submit_creds_used.store(false, Ordering::Relaxed);
+            self.0.submit_creds.lock().take();
         }
     }
 }

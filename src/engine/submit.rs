@@ -57,8 +57,8 @@ impl Chain {
 
 /// Submits up to `nr` SQEs; returns how many were consumed.
 pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
-    let _creds = super::creds::Batch::begin();
     let mut st = ctx.submit.lock();
+    let _creds = super::creds::Batch::begin(ctx);
     if ctx.forked.load(Ordering::Relaxed) {
         // Another process may have consumed SQEs since.
         st.sq_head = ctx.word(off::SQ_HEAD).load(Ordering::Acquire);
