@@ -106,7 +106,7 @@ fi
 cat "$SRC" > /dev/null   # warm the page cache
 SDIR=${BENCH_STORAGE_DIR:-/var/tmp}
 STF=$SDIR/liburing-bench-storage.256
-ST_FS=$(stat -f -c %T "$SDIR")
+ST_FS=$(findmnt -no FSTYPE -T "$SDIR" 2>/dev/null || stat -f -c %T "$SDIR")
 if [ ! -f "$STF" ] || [ "$(stat -c %s "$STF")" != 268435456 ]; then
 	say "creating $STF (256 MiB, written: no holes)"
 	dd if=/dev/urandom of="$STF" bs=1M count=256 status=none

@@ -394,9 +394,7 @@ fn issue_rw(r: &mut Req, mode: Mode) -> Issued {
             return Issued::Blocking;
         }
     }
-    let blocking = mode == Mode::Worker
-        && !user_nowait
-        && (r.flags & rf::DIRECT != 0 || !matches!(file_type(r.file), libc::S_IFIFO | libc::S_IFSOCK | libc::S_IFCHR));
+    let blocking = mode == Mode::Worker && !user_nowait && !matches!(file_type(r.file), libc::S_IFIFO | libc::S_IFSOCK | libc::S_IFCHR);
     let ret = transfer(r, !blocking);
     if !blocking && !user_nowait {
         if ret == -(libc::EAGAIN as isize) {
