@@ -11,8 +11,9 @@
 #
 # Environment: BENCH_RUNS (runs per build, default 7, quick 3), BENCH_COPY_MB
 # (copy source size, default 1024, quick 256), BENCH_DIR (scratch directory for
-# the copy/randread files, default /tmp), BENCH_OUT (results file, default
-# benches/results.md).
+# the copy/randread files, default /tmp), BENCH_STORAGE_DIR (directory on a
+# disk filesystem that does O_DIRECT, for the storage rows' 256 MiB file,
+# default /var/tmp), BENCH_OUT (results file, default benches/results.md).
 set -eu
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,11 +23,13 @@ DIR=${BENCH_DIR:-/tmp}
 QUICK=${BENCH_QUICK:-0}
 if [ "$QUICK" = 1 ]; then
 	RUNS=${BENCH_RUNS:-3}; NOP_SECS=0.25; COPY_MB=${BENCH_COPY_MB:-256}
-	RR_SECS=0.5; INIT_SECS=0.3; CG_OPS=64000; ECHO_SECS=0.5
+	RR_SECS=0.5; INIT_SECS=0.3; CG_OPS=64000; ECHO_SECS=0.5; ST_SECS=0.5
 else
 	RUNS=${BENCH_RUNS:-7}; NOP_SECS=1; COPY_MB=${BENCH_COPY_MB:-1024}
-	RR_SECS=2; INIT_SECS=1; CG_OPS=192000; ECHO_SECS=1
+	RR_SECS=2; INIT_SECS=1; CG_OPS=192000; ECHO_SECS=1; ST_SECS=1
 fi
+# Storage rows (benches/storage.c): kind:depth.
+ST_ROWS="dwrite:1 dwrite:8 dwrite:32 dread:1 dread:8 dread:32 bwrite:32 wsync:8 handoff:1"
 DEPTHS="1 2 4 8 16 32 128"
 ENG_DEPTHS="1 32"
 CG_DEPTHS="1 32"
@@ -66,6 +69,9 @@ done
 gcc $CFLAGS_B -I"$REPO/include" "$REPO/benches/idle.c" -o "$B/ours/idle" \
     "$REPO/build/lib/liburing.so" -Wl,-rpath,"$REPO/build/lib"
 gcc $CFLAGS_B "$REPO/benches/aio-randread.c" -o "$B/aio-randread"
+# Storage I/O on a ring (either engine) or on a 64-thread pool.
+gcc $CFLAGS_B -I"$REPO/include" "$REPO/benches/storage.c" -o "$B/ours/storage" \
+    "$REPO/build/lib/liburing.so" -Wl,-rpath,"$REPO/build/lib" -lpthread
 # The loopback echo (io_uring server on either engine, or an epoll loop).
 gcc $CFLAGS_B -I"$REPO/include" "$REPO/benches/echo.c" -o "$B/ours/echo" \
     "$REPO/build/lib/liburing.so" -Wl,-rpath,"$REPO/build/lib" -lpthread
@@ -98,6 +104,14 @@ if [ ! -f "$SRC" ] || [ "$(stat -c %s "$SRC")" != "$want" ]; then
 	sync
 fi
 cat "$SRC" > /dev/null   # warm the page cache
+SDIR=${BENCH_STORAGE_DIR:-/var/tmp}
+STF=$SDIR/liburing-bench-storage.256
+ST_FS=$(findmnt -no FSTYPE -T "$SDIR" 2>/dev/null || stat -f -c %T "$SDIR")
+if [ ! -f "$STF" ] || [ "$(stat -c %s "$STF")" != 268435456 ]; then
+	say "creating $STF (256 MiB, written: no holes)"
+	dd if=/dev/urandom of="$STF" bs=1M count=256 status=none
+	sync
+fi
 TRACE=$DIR/liburing-bench-trace.$$
 trap 'rm -f "$DST" "$TRACE"' EXIT INT TERM
 
@@ -175,6 +189,22 @@ while [ "$i" -le "$RUNS" ]; do
 	done
 	l=$(BENCH_SECS=$RR_SECS "$B/aio-randread" "$SRC" 32)
 	rec aio rrbuf_iops "$(echo "$l" | field iops)"
+	# Storage: the engine, the kernel ring and the thread pool, in an
+	# order that rotates with the run.
+	case $((i % 3)) in
+	1) SORDER="engine ours pool" ;; 2) SORDER="ours pool engine" ;; *) SORDER="pool engine ours" ;;
+	esac
+	for row in $ST_ROWS; do
+		k=${row%:*}; q=${row#*:}
+		for impl in $SORDER; do
+			case $impl in
+			engine) l=$(LIBURING_RS_ENGINE=user BENCH_SECS=$ST_SECS "$B/ours/storage" ring $k $q "$STF") ;;
+			ours) l=$(LIBURING_RS_ENGINE=kernel BENCH_SECS=$ST_SECS "$B/ours/storage" ring $k $q "$STF") ;;
+			pool) l=$(BENCH_SECS=$ST_SECS "$B/ours/storage" pool $k $q "$STF") ;;
+			esac
+			rec $impl "st_${k}_q$q" "$(echo "$l" | field iops)"
+		done
+	done
 	i=$((i + 1))
 done
 # An idle engine ring, once (it sleeps IDLE_SECS + 1 s).
@@ -348,6 +378,40 @@ echorow echo_c1 "loopback TCP echo, 1 connection, round trips/s"
 echorow echo_c64 "loopback TCP echo, 64 connections, round trips/s"
 it=$(stats engine idle_threads | cut -d' ' -f1); ir=$(stats engine idle_running | cut -d' ' -f1); ic=$(stats engine idle_cpu_ms | cut -d' ' -f1)
 [ -z "$it" ] || echo "| idle engine ring (after ${IDLE_SECS:-4} s idle, over 1 s) | $it threads, $ir running, $ic ms CPU | - | - | - | no running thread: $( [ "$ir" = 0 ] && echo met || echo 'NOT met') |"
+echo
+echo "## Storage I/O: engine, kernel ring, thread pool (issue 22)"
+echo
+echo "benches/storage.c on a 256 MiB regular file in $SDIR ($ST_FS), 4 KiB random requests, ${ST_SECS} s per point, the three"
+echo "interleaved in each run. **pool** is 64 threads taking requests from a queue and doing preadv/pwritev (QEMU's aio=threads);"
+echo "wsync is a buffered write linked to an fdatasync (IOSQE_IO_LINK, IORING_FSYNC_DATASYNC; on the pool one thread does both),"
+echo "counted as one operation. handoff is a NOP with IOSQE_ASYNC (an empty job on the pool): a trip to a worker and back."
+echo
+echo "| metric | engine | kernel ring | pool | engine / pool | engine / kernel | goal |"
+echo "|---|---|---|---|---|---|---|"
+strow() { # kind depth label
+	m="st_$1_q$2"
+	e=$(stats engine "$m" | cut -d' ' -f1); k=$(stats ours "$m" | cut -d' ' -f1); p=$(stats pool "$m" | cut -d' ' -f1)
+	[ -n "$e" ] && [ -n "$k" ] && [ -n "$p" ] || return 0
+	awk -v e="$e" -v k="$k" -v p="$p" -v kind="$1" -v q="$2" -v l="$3" 'BEGIN{
+		rp = e / p; rk = e / k;
+		if (kind == "handoff") {
+			goal = sprintf("per request: engine %.1f us, kernel %.1f us, pool %.1f us", 1e6 / e, 1e6 / k, 1e6 / p)
+		} else {
+			goal = sprintf(">= 1.0x pool: %s", rp >= 1.0 ? "met" : "NOT met")
+			if (q == 32 && (kind == "dwrite" || kind == "dread"))
+				goal = goal sprintf("; >= 0.5x kernel: %s", rk >= 0.5 ? "met" : "NOT met")
+		}
+		printf "| %s | %.0f | %.0f | %.0f | %.2f | %.2f | %s |\n", l, e, k, p, rp, rk, goal }'
+}
+for row in $ST_ROWS; do
+	k=${row%:*}; q=${row#*:}
+	case $k in
+	dwrite) l="O_DIRECT random write, QD$q, IOPS" ;; dread) l="O_DIRECT random read, QD$q, IOPS" ;;
+	bwrite) l="buffered random write, QD$q, IOPS" ;; wsync) l="write + fdatasync pairs, QD$q, pairs/s" ;;
+	*) l="hand-off round trip (NOP, IOSQE_ASYNC), QD$q, ops/s" ;;
+	esac
+	strow $k $q "$l"
+done
 echo
 echo "Throughput targets were measured on a different (quieter) machine; the in-run peer column is the fair comparison for throughput."
 echo "This machine is shared (other jobs ran alongside; see the load average above), so throughput spreads are wide: read medians, not single runs."

@@ -312,11 +312,54 @@ pub(crate) fn capture_chain(req: super::req::ReqPtr) {
         let r = unsafe { m.get() };
         if r.creds.is_none() && super::opdef::get(r.sqe.opcode).creds {
             if snap.is_none() {
-                snap = Creds::current().ok().map(Arc::new);
+                snap = snapshot(r.ctx());
             }
             r.creds = snap.clone();
         }
         cur = r.link;
+    }
+}
+
+/// The calling thread's credentials, read once per submit call (see
+/// `Batch`) when the request's ring is being submitted to by this thread.
+/// A thread inside the kernel's io_uring_enter cannot change its
+/// credentials: glibc applies set*id() to each thread from a signal
+/// handler, and a signal reaches the thread only once the call returns.
+/// Every request of one call thus goes with the credentials the call
+/// started with, as here.
+fn snapshot(ctx: &Ctx) -> Option<Arc<Creds>> {
+    // SAFETY: pthread_self has no preconditions.
+    if ctx.in_submit.load(Ordering::Relaxed) != unsafe { libc::pthread_self() } as usize {
+        return Creds::current().ok().map(Arc::new);
+    }
+    let mut snap = ctx.submit_creds.lock();
+    if snap.is_none() {
+        *snap = Some(Arc::new(Creds::current().ok()?));
+        ctx.submit_creds_used.store(true, Ordering::Relaxed);
+    }
+    snap.clone()
+}
+
+/// Marks the calling thread as inside a submit call to `ctx` (it holds
+/// the ring's submit lock) while it lives; the credentials read meanwhile
+/// are dropped at the end.
+pub(crate) struct Batch<'a>(&'a Ctx);
+
+impl<'a> Batch<'a> {
+    pub(crate) fn begin(ctx: &'a Ctx) -> Batch<'a> {
+        // SAFETY: pthread_self has no preconditions.
+        ctx.in_submit.store(unsafe { libc::pthread_self() } as usize, Ordering::Relaxed);
+        Batch(ctx)
+    }
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        self.0.in_submit.store(0, Ordering::Relaxed);
+        if self.0.submit_creds_used.load(Ordering::Relaxed) {
+            self.0.submit_creds_used.store(false, Ordering::Relaxed);
+            self.0.submit_creds.lock().take();
+        }
     }
 }
 

@@ -8,7 +8,7 @@
 //! on what the engine publishes).
 
 use alloc::collections::{BTreeSet, VecDeque};
-use core::sync::atomic::{fence, AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{fence, AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 use super::os;
 use super::req::{ArmedList, Fifo, Mode};
@@ -198,6 +198,16 @@ pub(crate) struct Ctx {
     /// once the ring is enabled.
     pub restrictions: Mutex<super::register::Restrictions>,
     pub restricted: AtomicBool,
+    /// The SQE being submitted is the call's last (written by the
+    /// submitter under `submit`): O_DIRECT I/O may then run inline (see
+    /// `rw::direct_inline`).
+    pub sq_last: AtomicBool,
+    /// The thread inside `submit::submit` (pthread_self; 0: none) and the
+    /// credentials it read there, for every request of that call (see
+    /// `creds::snapshot`); `submit_creds_used` once they are set.
+    pub in_submit: AtomicUsize,
+    pub submit_creds: Mutex<Option<alloc::sync::Arc<super::creds::Creds>>>,
+    pub submit_creds_used: AtomicBool,
     /// Absolute wait timeouts count in CLOCK_BOOTTIME (IORING_REGISTER_CLOCK).
     pub clock_boottime: AtomicBool,
     /// Registered credentials (IORING_REGISTER_PERSONALITY).

@@ -1,8 +1,24 @@
 //! The worker pool (the kernel's io-wq): threads of this process that run
-//! work which would block. Created on demand up to a cap (twice the CPUs
-//! by default, IORING_REGISTER_IOWQ_MAX_WORKERS changes it), and an idle
-//! worker exits after a few seconds, or at once when no engine ring is
-//! left.
+//! work which would block. Created on demand, one per request in flight up
+//! to a cap per kind of work, and an idle worker exits after a few
+//! seconds, or at once when no engine ring is left.
+//!
+//! Caps, for the whole process (the pool is shared by every engine ring,
+//! as the kernel's io-wq is shared by the rings of one task):
+//! - bounded work (regular files, fsync, opens): four per CPU, the
+//!   kernel's default less its min with sq_entries (one pool, many rings);
+//! - O_DIRECT reads and writes: the kernel issues them without any thread,
+//!   so as many can be in flight as are submitted; here a worker each, up
+//!   to 64 (QEMU's thread pool size, enough for the QD32 that block devices
+//!   and virtual disks serve in parallel);
+//! - unbounded work (pipes, ttys): 64 more.
+//! IORING_REGISTER_IOWQ_MAX_WORKERS sets the bounded cap (then also the
+//! one for O_DIRECT I/O) and the unbounded one: never more workers than
+//! that run work of that kind at once, whichever ring it came from.
+//!
+//! Buffered writes to one regular file run one at a time and in order, as
+//! io-wq hashes them by inode (they would only contend on the inode lock);
+//! other work on that file, and O_DIRECT writes, run in parallel.
 //!
 //! A request a worker is running can be interrupted (cancellation, ring
 //! exit), as io-wq does with a notify signal: the worker's thread gets a
@@ -17,16 +33,36 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 
 use super::ctx::Ctx;
-use super::req::{self, st, Fifo, Mode, ReqPtr};
+use super::req::{self, rf, st, Fifo, Mode, ReqPtr};
 use super::lock::{futex_wait, futex_wake, Mutex};
 use super::{os, table};
 
 const IDLE_NS: u64 = 3_000_000_000;
+/// Default cap for O_DIRECT I/O (see the module documentation).
+const DIRECT_MAX: u32 = 64;
+/// Default extra room for unbounded work.
+const UNBOUNDED_MAX: u32 = 64;
+
+/// Kinds of work, each with its cap.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Bounded,
+    Direct,
+    Unbounded,
+}
 
 struct Pool {
     queue: Fifo,
+    /// Requests in `queue`.
+    queued: u32,
+    /// Hash keys of queued buffered writes (see `rw::hash_key`).
+    keys: Vec<(ReqPtr, u64)>,
     workers: u32,
     idle: u32,
+    /// Idle workers woken, and workers spawned, that have not yet looked
+    /// for work: each will take a request.
+    woken: u32,
+    starting: u32,
     /// Caps for bounded (file) and unbounded work; 0 = default.
     max: [u32; 2],
     /// What each busy worker runs, for `interrupt`.
@@ -36,6 +72,9 @@ struct Pool {
 /// A worker and the request it took from the queue.
 struct Running {
     req: ReqPtr,
+    class: Class,
+    /// The hash key it holds: no other worker runs work with that key.
+    key: Option<u64>,
     /// The request waits here only where the kernel's would wait in a poll
     /// (see `cancel::waits_like_poll`).
     poll_like: bool,
@@ -45,7 +84,17 @@ struct Running {
     timer: Option<i32>,
 }
 
-static POOL: Mutex<Pool> = Mutex::new(Pool { queue: Fifo::new(), workers: 0, idle: 0, max: [0, 0], running: Vec::new() });
+static POOL: Mutex<Pool> = Mutex::new(Pool {
+    queue: Fifo::new(),
+    queued: 0,
+    keys: Vec::new(),
+    workers: 0,
+    idle: 0,
+    woken: 0,
+    starting: 0,
+    max: [0, 0],
+    running: Vec::new(),
+});
 /// How many workers have an interrupt timer running (see `op_returned`).
 static TIMERS: AtomicU32 = AtomicU32::new(0);
 /// The interrupt signal, once chosen (-1: none could be had).
@@ -57,27 +106,125 @@ const INTERRUPT_PERIOD_NS: i64 = 5_000_000;
 /// mask; None restores the process's own.
 static AFFINITY: Mutex<(u32, Option<libc::cpu_set_t>)> = Mutex::new((0, None));
 static AFFINITY_USED: AtomicBool = AtomicBool::new(false);
+/// Requests queued or running on workers (`queued` + `running`), for
+/// `idle` to read without the lock.
+static ACTIVE: AtomicU32 = AtomicU32::new(0);
 /// Bumped to wake idle workers.
 static WAKE: AtomicU32 = AtomicU32::new(0);
 /// Set when idle workers should leave now.
 static LEAVE: AtomicBool = AtomicBool::new(false);
 
-/// Default caps: bounded (file) work twice the CPUs; work that may block
-/// for good (pipes) gets more room on top.
+/// The default bounded cap, once known (sysconf reads a file each time).
+static BOUNDED_DEFAULT: AtomicU32 = AtomicU32::new(0);
+
+/// Default caps: bounded and unbounded work.
 fn defaults() -> [u32; 2] {
-    let n = 2 * os::cpus();
-    [n, n.max(64)]
+    let mut b = BOUNDED_DEFAULT.load(Ordering::Relaxed);
+    if b == 0 {
+        b = 4 * os::cpus();
+        BOUNDED_DEFAULT.store(b, Ordering::Relaxed);
+    }
+    [b, UNBOUNDED_MAX]
 }
 
-/// How many workers may exist to serve a request of this kind.
-fn cap(p: &Pool, unbounded: bool) -> u32 {
-    let d = defaults();
-    let b = if p.max[0] != 0 { p.max[0] } else { d[0] };
-    let u = if p.max[1] != 0 { p.max[1] } else { d[1] };
-    if unbounded {
-        b + u
+fn class(r: ReqPtr) -> Class {
+    // SAFETY: the pool (or the caller) owns queued requests; flags and
+    // opcode are only read.
+    let r = unsafe { r.get() };
+    if super::opdef::get(r.sqe.opcode).unbounded || r.flags & rf::UNBOUND != 0 {
+        Class::Unbounded
+    } else if r.flags & rf::DIRECT != 0 {
+        Class::Direct
     } else {
-        b
+        Class::Bounded
+    }
+}
+
+/// How many workers may run work of this class at once.
+fn cap(p: &Pool, c: Class) -> u32 {
+    let d = defaults();
+    match c {
+        Class::Bounded if p.max[0] != 0 => p.max[0],
+        Class::Bounded => d[0],
+        Class::Direct if p.max[0] != 0 => p.max[0],
+        Class::Direct => d[0].max(DIRECT_MAX),
+        Class::Unbounded if p.max[1] != 0 => p.max[1],
+        Class::Unbounded => d[1],
+    }
+}
+
+/// Workers running work that counts against the cap of class `c`: O_DIRECT
+/// I/O and other bounded work share the bounded cap once it is set.
+fn busy(p: &Pool, c: Class) -> u32 {
+    let shared = p.max[0] != 0 && c != Class::Unbounded;
+    p.running.iter().filter(|w| w.class == c || (shared && w.class != Class::Unbounded)).count() as u32
+}
+
+/// The most workers that may exist at once.
+fn total_cap(p: &Pool) -> u32 {
+    let bounded = if p.max[0] != 0 { p.max[0] } else { cap(p, Class::Bounded) + cap(p, Class::Direct) };
+    bounded + cap(p, Class::Unbounded)
+}
+
+/// What a caller must do, once the pool lock is dropped, so that queued
+/// work of class `c` finds a worker.
+enum Kick {
+    None,
+    Wake,
+    Spawn,
+}
+
+/// Queued requests a worker could take now: all but those waiting behind
+/// another of their hash key (queued before them, or running).
+fn runnable(p: &Pool) -> u32 {
+    let mut keys: Vec<u64> = Vec::new();
+    for &(_, k) in &p.keys {
+        if !keys.contains(&k) && !p.running.iter().any(|w| w.key == Some(k)) {
+            keys.push(k);
+        }
+    }
+    p.queued - p.keys.len() as u32 + keys.len() as u32
+}
+
+/// One more worker for the queue if it has more requests a worker could
+/// take than workers are on their way, and `c`'s cap leaves room.
+fn kick(p: &mut Pool, c: Class) -> Kick {
+    let coming = p.woken + p.starting;
+    if busy(p, c) + coming >= cap(p, c) || coming >= runnable(p) {
+        return Kick::None;
+    }
+    if p.idle > p.woken {
+        p.woken += 1;
+        Kick::Wake
+    } else if p.workers < total_cap(p) {
+        p.workers += 1;
+        p.starting += 1;
+        Kick::Spawn
+    } else {
+        Kick::None
+    }
+}
+
+fn do_kick(k: Kick) {
+    match k {
+        Kick::None => {}
+        Kick::Wake => {
+            WAKE.fetch_add(1, Ordering::SeqCst);
+            futex_wake(&WAKE, 1);
+        }
+        Kick::Spawn => {
+            if super::creds::spawn(worker_main, core::ptr::null_mut()).is_err() {
+                let mut p = POOL.lock();
+                p.workers -= 1;
+                p.starting -= 1;
+                if p.workers == 0 {
+                    // No thread at all can be had: run the queue right
+                    // here rather than lose the work.
+                    drop(p);
+                    run_here();
+                }
+            }
+        }
     }
 }
 
@@ -85,66 +232,96 @@ fn cap(p: &Pool, unbounded: bool) -> u32 {
 /// before any worker can see it.
 pub(crate) fn enqueue(ctx: &Ctx, req: ReqPtr) {
     // SAFETY: still ours until it is queued.
-    let r = unsafe { req.get() };
-    let unbounded = super::opdef::get(r.sqe.opcode).unbounded || r.flags & req::rf::UNBOUND != 0;
+    let key = super::rw::hash_key(unsafe { req.get() });
+    let c = class(req);
     ctx.list(req, st::QUEUED);
-    let (wake, spawn) = {
+    let k = {
         let mut p = POOL.lock();
-        p.queue.push(req);
-        if p.idle > 0 {
-            (true, false)
-        } else if p.workers < cap(&p, unbounded) {
-            p.workers += 1;
-            (false, true)
-        } else {
-            (false, false)
-        }
+        push(&mut p, req, key, false);
+        kick(&mut p, c)
     };
-    if wake {
-        WAKE.fetch_add(1, Ordering::SeqCst);
-        futex_wake(&WAKE, 1);
+    do_kick(k);
+}
+
+fn push(p: &mut Pool, req: ReqPtr, key: Option<u64>, front: bool) {
+    if front {
+        p.queue.push_front(req);
+    } else {
+        p.queue.push(req);
     }
-    if spawn && super::creds::spawn(worker_main, core::ptr::null_mut()).is_err() {
-        let mut p = POOL.lock();
-        p.workers -= 1;
-        if p.workers == 0 {
-            // No thread at all can be had: run the queue right here rather
-            // than lose the work.
-            drop(p);
-            run_here();
-        }
+    p.queued += 1;
+    publish(p);
+    if let Some(k) = key {
+        p.keys.push((req, k));
     }
 }
 
-/// Queues `req` from a worker (or the submitter running the queue), which
-/// reads the queue again before it sleeps: nobody else needs waking.
+fn publish(p: &Pool) {
+    ACTIVE.store(p.queued + p.running.len() as u32, Ordering::Relaxed);
+}
+
+/// Whether no worker runs or waits for a request (a hint: it may change
+/// at once).
+pub(crate) fn idle() -> bool {
+    ACTIVE.load(Ordering::Relaxed) == 0
+}
+
+/// Queues the rest of a chain from a worker (or the submitter running the
+/// queue), at the head: the same thread takes it next, as an io-wq worker
+/// runs a request's linked work itself. Nobody else needs waking.
 pub(crate) fn requeue(ctx: &Ctx, req: ReqPtr) {
+    // SAFETY: still ours until it is queued.
+    let key = super::rw::hash_key(unsafe { req.get() });
     ctx.list(req, st::QUEUED);
-    POOL.lock().queue.push(req);
+    push(&mut POOL.lock(), req, key, true);
+}
+
+/// Drops `req` from the queue's books.
+fn unqueue(p: &mut Pool, req: ReqPtr) -> Option<u64> {
+    p.queued -= 1;
+    publish(p);
+    let i = p.keys.iter().position(|e| e.0 == req)?;
+    Some(p.keys.swap_remove(i).1)
 }
 
 /// Takes a queued request out of the queue (cancellation); false if a
 /// worker already took it.
 pub(crate) fn dequeue(req: ReqPtr) -> bool {
-    POOL.lock().queue.remove(req)
+    let mut p = POOL.lock();
+    if !p.queue.remove(req) {
+        return false;
+    }
+    unqueue(&mut p, req);
+    true
 }
 
 /// Takes the next request for the calling worker (`tid`; 0 when the
-/// submitter runs the queue itself, which cannot be interrupted).
+/// submitter runs the queue itself, which cannot be interrupted): the
+/// first whose class has room and whose hash key no worker holds.
 fn next_work(p: &mut Pool, tid: i32) -> Option<ReqPtr> {
-    while let Some(r) = p.queue.pop() {
+    loop {
+        let room = [Class::Bounded, Class::Direct, Class::Unbounded].map(|c| busy(p, c) < cap(p, c));
+        let held = |k: u64| p.running.iter().any(|w| w.key == Some(k));
+        let key_of = |r: ReqPtr| p.keys.iter().find(|e| e.0 == r).map(|e| e.1);
+        let r = p.queue.iter().find(|&r| {
+            r.state().load(Ordering::Acquire) != st::QUEUED || (room[class(r) as usize] && key_of(r).is_none_or(|k| !held(k)))
+        })?;
+        p.queue.remove(r);
+        let key = unqueue(p, r);
         // A canceller that moved it to CANCELED owns it now.
-        if r.state().compare_exchange(st::QUEUED, st::RUNNING, Ordering::AcqRel, Ordering::Acquire).is_ok() {
-            if tid != 0 {
-                // SAFETY: the request is ours now (RUNNING); only read.
-                let poll_like = super::cancel::waits_like_poll(unsafe { r.get() });
-                // SAFETY: pthread_self has no preconditions.
-                p.running.push(Running { req: r, poll_like, thread: unsafe { libc::pthread_self() }, tid, timer: None });
-            }
-            return Some(r);
+        if r.state().compare_exchange(st::QUEUED, st::RUNNING, Ordering::AcqRel, Ordering::Acquire).is_err() {
+            continue;
         }
+        if tid != 0 {
+            // SAFETY: the request is ours now (RUNNING); only read.
+            let poll_like = super::cancel::waits_like_poll(unsafe { r.get() });
+            // SAFETY: pthread_self has no preconditions.
+            let thread = unsafe { libc::pthread_self() };
+            p.running.push(Running { req: r, class: class(r), key, poll_like, thread, tid, timer: None });
+            publish(p);
+        }
+        return Some(r);
     }
-    None
 }
 
 /// Removes the calling worker's entry; its timer, if any, is returned to
@@ -153,7 +330,9 @@ fn leave_running(p: &mut Pool) -> Option<i32> {
     // SAFETY: pthread_self has no preconditions.
     let me = unsafe { libc::pthread_self() };
     let i = p.running.iter().position(|w| w.thread == me)?;
-    p.running.swap_remove(i).timer
+    let t = p.running.swap_remove(i).timer;
+    publish(p);
+    t
 }
 
 /// Stops a worker's interrupt timer. A signal it already raised is
@@ -378,14 +557,27 @@ extern "C" fn worker_main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
     // SAFETY: gettid has no preconditions.
     let tid = unsafe { libc::gettid() };
     let mut p = POOL.lock();
+    // Spawned for a request: on its way until it looks at the queue.
+    let mut starting = true;
     loop {
         if AFFINITY_USED.load(Ordering::Relaxed) {
             drop(p);
             apply_affinity(&mut aff);
             p = POOL.lock();
         }
-        if let Some(r) = next_work(&mut p, tid) {
+        let work = next_work(&mut p, tid);
+        if starting {
+            p.starting -= 1;
+            starting = false;
+        }
+        if let Some(r) = work {
+            // More queued work than workers on their way: ask for another.
+            let k = match p.queue.front() {
+                Some(f) => kick(&mut p, class(f)),
+                None => Kick::None,
+            };
             drop(p);
+            do_kick(k);
             run(r);
             p = POOL.lock();
             if let Some(t) = leave_running(&mut p) {
@@ -404,6 +596,9 @@ extern "C" fn worker_main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
         let r = futex_wait(&WAKE, seq, Some(os::now_ns() + IDLE_NS));
         p = POOL.lock();
         p.idle -= 1;
+        // Whatever woke it, one claimed wake-up is used up: `woken` never
+        // exceeds the idle workers.
+        p.woken = p.woken.saturating_sub(1);
         if r == -libc::ETIMEDOUT && p.queue.is_empty() {
             break;
         }
@@ -451,11 +646,16 @@ pub(crate) unsafe fn after_fork_child() {
     unsafe {
         POOL.reset_after_fork();
         SIGNAL_LOCK.reset_after_fork();
+        AFFINITY.reset_after_fork();
     }
     let mut p = POOL.lock();
     p.queue = Fifo::new();
+    p.queued = 0;
+    p.keys.clear();
     p.workers = 0;
     p.idle = 0;
+    p.woken = 0;
+    p.starting = 0;
     // The parent's workers and their timers did not come along.
     p.running.clear();
     TIMERS.store(0, Ordering::SeqCst);

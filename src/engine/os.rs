@@ -465,6 +465,9 @@ impl ThreadKey {
 
     fn key(&self) -> Option<libc::pthread_key_t> {
         use core::sync::atomic::Ordering::Acquire;
+        if self.state.load(Acquire) == 2 {
+            return Some(self.key.load(Acquire));
+        }
         loop {
             match self.state.compare_exchange(0, 1, Acquire, Acquire) {
                 Ok(_) => {

@@ -64,6 +64,9 @@ pub(crate) mod rf {
     /// Its worker call may wait for good (a tty, not a regular file):
     /// counted against the unbounded worker cap, as `OpDef::unbounded`.
     pub const UNBOUND: u32 = 1 << 12;
+    /// O_DIRECT I/O, which the kernel issues without any io-wq thread: a
+    /// worker each, up to the pool's cap for such work (see io_wq.rs).
+    pub const DIRECT: u32 = 1 << 13;
 }
 
 /// How the current thread may issue: `Inline` and `Reactor` must never
@@ -784,6 +787,27 @@ impl Fifo {
             None => self.head = Some(req),
         }
         self.tail = Some(req);
+    }
+
+    /// Puts `req` at the head: the next request a worker takes.
+    pub(crate) fn push_front(&mut self, req: ReqPtr) {
+        // SAFETY: as above.
+        unsafe { req.get() }.qnext = self.head;
+        if self.head.is_none() {
+            self.tail = Some(req);
+        }
+        self.head = Some(req);
+    }
+
+    /// The members, head first (callers hold the list's lock).
+    pub(crate) fn iter(&self) -> impl Iterator<Item = ReqPtr> + '_ {
+        let mut cur = self.head;
+        core::iter::from_fn(move || {
+            let c = cur?;
+            // SAFETY: as above.
+            cur = unsafe { c.get() }.qnext;
+            Some(c)
+        })
     }
 
     pub(crate) fn pop(&mut self) -> Option<ReqPtr> {

@@ -13,6 +13,7 @@
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::ctx::{Cqe, Ctx};
 use super::kbuf::{self, Hold, Pick};
@@ -22,7 +23,7 @@ use super::os;
 use super::rsrc;
 use crate::sys::{
     IORING_CQE_F_MORE, IORING_OP_READV, IORING_OP_READV_FIXED, IORING_OP_READ_FIXED, IORING_OP_READ_MULTISHOT, IORING_OP_WRITEV,
-    IORING_OP_WRITEV_FIXED, IORING_OP_WRITE_FIXED, IORING_SETUP_IOPOLL, IOSQE_BUFFER_SELECT,
+    IORING_OP_WRITEV_FIXED, IORING_OP_WRITE_FIXED, IORING_SETUP_IOPOLL, IOSQE_BUFFER_SELECT, IOSQE_FIXED_FILE,
 };
 
 /// Kernel limit on iovecs per request.
@@ -149,6 +150,101 @@ fn file_type(fd: i32) -> u32 {
         return 0;
     }
     st.st_mode & libc::S_IFMT
+}
+
+/// What `file_kind` learned of an fd: the fd number (high half), uses
+/// left before it looks again (bits 4..32), buffered writes refuse
+/// RWF_NOWAIT (bit 3: ext4's do), a regular file or block device (bit 2),
+/// O_DIRECT (bit 1), known (bit 0). Indexed by the fd's low bits.
+static FILES: [AtomicU64; 1024] = [const { AtomicU64::new(0) }; 1024];
+/// Uses of a learned answer before the file is looked at again.
+const RECHECK: u64 = 128;
+const K_DIRECT: u64 = 2;
+const K_REG: u64 = 4;
+const K_NOWAIT_WRITE_REFUSED: u64 = 8;
+
+/// What is known of `fd` (K_* bits). Cached per fd number and looked up
+/// again every so often. Only routing goes by it: a stale answer (the fd
+/// closed and reused, or F_SETFL) sends a request the slower way, never a
+/// wrong one, as whoever then issues it looks at the file itself.
+fn file_kind(fd: i32) -> u64 {
+    let slot = &FILES[fd as usize % FILES.len()];
+    let e = slot.load(Ordering::Relaxed);
+    if e & 1 != 0 && (e >> 32) as i32 == fd && (e >> 4) & 0x0fff_ffff != 0 {
+        slot.store(e - 16, Ordering::Relaxed);
+        return e;
+    }
+    let reg = complete_io(fd);
+    // SAFETY: F_GETFL only reads the file's status flags.
+    let d = reg && unsafe { libc::fcntl(fd, libc::F_GETFL) } & libc::O_DIRECT != 0;
+    let e = (fd as u32 as u64) << 32 | RECHECK << 4 | if reg { K_REG } else { 0 } | if d { K_DIRECT } else { 0 } | 1;
+    slot.store(e, Ordering::Relaxed);
+    e
+}
+
+/// Notes that a buffered write to regular file `fd` refused RWF_NOWAIT.
+fn note_nowait_write_refused(fd: i32) {
+    let slot = &FILES[fd as usize % FILES.len()];
+    let e = slot.load(Ordering::Relaxed);
+    if e & 1 != 0 && (e >> 32) as i32 == fd {
+        slot.store(e | K_NOWAIT_WRITE_REFUSED, Ordering::Relaxed);
+    }
+}
+
+/// Whether `fd` is a regular file or block device opened O_DIRECT, whose
+/// transfers wait for the device even with RWF_NOWAIT: those go to a
+/// worker at once, where the kernel would have them in flight without
+/// blocking the submitter (a hint, see `file_kind`).
+pub(crate) fn direct(fd: i32) -> bool {
+    file_kind(fd) & K_DIRECT != 0
+}
+
+/// Whether a non-blocking attempt at this transfer is known to be futile:
+/// O_DIRECT I/O (unless `direct_inline`), or a buffered write to a file
+/// whose writes refuse RWF_NOWAIT.
+fn skip_nowait(fd: i32, write: bool, last: bool) -> bool {
+    let k = file_kind(fd);
+    (k & K_DIRECT != 0 && !direct_inline(last)) || (write && k & K_NOWAIT_WRITE_REFUSED != 0)
+}
+
+/// Whether O_DIRECT I/O may be tried in the submitting thread: at queue
+/// depth 1, that is as the last SQE of its submit call with no request on
+/// any worker, where a worker would only add two hand-offs to the device's
+/// time (RWF_NOWAIT still sends what would block there to a worker). Any
+/// more and they go to workers at once, to be in flight together.
+fn direct_inline(last: bool) -> bool {
+    last && super::io_wq::idle()
+}
+
+fn write_op(opcode: u8) -> bool {
+    matches!(opcode, crate::sys::IORING_OP_WRITE | IORING_OP_WRITEV | IORING_OP_WRITE_FIXED | IORING_OP_WRITEV_FIXED)
+}
+
+/// The key io-wq serialises a request by: the inode of a regular file a
+/// buffered write goes to (the kernel's hash_reg_file). O_DIRECT writes,
+/// which the kernel issues in parallel, and everything else have none.
+pub(crate) fn hash_key(r: &Req) -> Option<u64> {
+    if !write_op(r.sqe.opcode) || r.flags & rf::DIRECT != 0 {
+        return None;
+    }
+    // A request sent off before its first issue (IOSQE_ASYNC) has not
+    // looked up its file yet; the kernel's has, and hashes it too.
+    let fd = match r.file {
+        -1 if r.sqe.has(IOSQE_FIXED_FILE) => r.ctx().rsrc.lock().file(r.sqe.fd as u32)?,
+        -1 => r.sqe.fd,
+        fd => fd,
+    };
+    // SAFETY: an all-zero stat is valid; fstat fills it.
+    let mut st: libc::stat = unsafe { core::mem::zeroed() };
+    // SAFETY: live stat buffer.
+    if unsafe { libc::fstat(fd, &mut st) } < 0 || st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return None;
+    }
+    // SAFETY: F_GETFL only reads the file's status flags.
+    if unsafe { libc::fcntl(fd, libc::F_GETFL) } & libc::O_DIRECT != 0 {
+        return None;
+    }
+    Some(st.st_ino ^ st.st_dev.rotate_left(40))
 }
 
 /// Regular files and block devices, whose short transfers mean "not all
@@ -289,10 +385,24 @@ fn issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
 
 fn issue_rw(r: &mut Req, mode: Mode) -> Issued {
     let user_nowait = r.sqe.op_flags as i32 & libc::RWF_NOWAIT != 0;
+    if mode != Mode::Worker && !user_nowait {
+        let last = mode == Mode::Inline && r.ctx().sq_last.load(Ordering::Relaxed);
+        if skip_nowait(r.file, !read_op(r.sqe.opcode), last) {
+            if direct(r.file) {
+                r.flags |= rf::DIRECT;
+            }
+            return Issued::Blocking;
+        }
+    }
     let blocking = mode == Mode::Worker && !user_nowait && !matches!(file_type(r.file), libc::S_IFIFO | libc::S_IFSOCK | libc::S_IFCHR);
     let ret = transfer(r, !blocking);
     if !blocking && !user_nowait {
         if ret == -(libc::EAGAIN as isize) {
+            // A regular file has no readiness to wait for: straight to a
+            // worker (which looks at the file again).
+            if mode != Mode::Worker && file_kind(r.file) & K_REG != 0 {
+                return Issued::Blocking;
+            }
             return Issued::Again;
         }
         if ret == -(libc::EOPNOTSUPP as isize) {
@@ -329,6 +439,9 @@ fn issue_rw(r: &mut Req, mode: Mode) -> Issued {
             }
             // The file cannot do non-blocking I/O: a worker does it.
             if mode != Mode::Worker {
+                if !read_op(r.sqe.opcode) {
+                    note_nowait_write_refused(r.file);
+                }
                 return Issued::Blocking;
             }
             let ret = transfer(r, false);
@@ -358,12 +471,13 @@ fn issue_rw(r: &mut Req, mode: Mode) -> Issued {
 /// without any request state. Anything else returns None and the SQE
 /// takes the general path from scratch: a failed attempt changed nothing,
 /// and repeating a partial one at the same explicit offset moves the same
-/// bytes again.
+/// bytes again. O_DIRECT files are tried only as `direct_inline` allows
+/// (`last`: the call's last SQE).
 ///
 /// # Safety
 /// `p` is an SQE slot the engine owns for the moment.
 #[inline(always)]
-pub(crate) unsafe fn inline_simple(p: *const crate::sys::io_uring_sqe) -> Option<[u64; 2]> {
+pub(crate) unsafe fn inline_simple(p: *const crate::sys::io_uring_sqe, last: bool) -> Option<[u64; 2]> {
     use core::ptr::read_volatile as rd;
     use crate::sys::{IORING_OP_READ, IORING_OP_WRITE};
     // SAFETY: per the contract; plain aligned fields of the slot.
@@ -387,7 +501,7 @@ pub(crate) unsafe fn inline_simple(p: *const crate::sys::io_uring_sqe) -> Option
         h if h == IORING_OP_WRITE as u32 => true,
         _ => return None,
     };
-    if fd < 0 || off == u64::MAX || rw_flags != 0 || idx != 0 || ext != 0 || off > i64::MAX as u64 {
+    if fd < 0 || off == u64::MAX || rw_flags != 0 || idx != 0 || ext != 0 || off > i64::MAX as u64 || skip_nowait(fd, write, last) {
         return None;
     }
     let iov = libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: len as usize };

@@ -58,6 +58,7 @@ impl Chain {
 /// Submits up to `nr` SQEs; returns how many were consumed.
 pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
     let mut st = ctx.submit.lock();
+    let _creds = super::creds::Batch::begin(ctx);
     if ctx.forked.load(Ordering::Relaxed) {
         // Another process may have consumed SQEs since.
         st.sq_head = ctx.word(off::SQ_HEAD).load(Ordering::Acquire);
@@ -95,6 +96,8 @@ pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
     while done < n {
         let pos = head.wrapping_add(done);
         let p = sq.at(pos);
+        let last = done + 1 == n;
+        ctx.sq_last.store(last, Ordering::Relaxed);
         if chain.is_none() && !st.drain_next && !st.drain_seen && fast && !ctx.has_deferred() {
             if let Some(p) = p {
                 // SAFETY: slots between head and tail are ours until the
@@ -113,7 +116,7 @@ pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
                     continue;
                 }
                 // SAFETY: as above. (IOPOLL rings check the file first.)
-                if let Some(words) = unsafe { super::rw::inline_simple(p) } {
+                if let Some(words) = unsafe { super::rw::inline_simple(p, last) } {
                     publish(pos.wrapping_add(1));
                     batch.push(ctx, words);
                     done += 1;
