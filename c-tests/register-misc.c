@@ -64,7 +64,11 @@ static void eventfd_test(void)
 	CHECK_EQ(nop(&ring, 0, 0), 0, "inline nop");
 	CHECK_EQ(efd_count(efd), 0, "async eventfd signalled inline");
 	CHECK_EQ(nop(&ring, IOSQE_ASYNC, 0), 0, "io-wq nop");
-	CHECK(efd_count(efd) >= 1, "async eventfd not signalled from io-wq");
+	/* Before 6.18 the kernel may hand an io-wq completion to the
+	 * submitter's task work, which the async eventfd ignores: a 6.12
+	 * guest was seen to do so once in several runs. */
+	CHECK(efd_count(efd) >= 1 || (!tu_on_engine() && !tu_kernel_at_least(6, 18)),
+	      "async eventfd not signalled from io-wq");
 	CHECK_EQ(io_uring_unregister_eventfd(&ring), 0, "unregister async");
 	io_uring_queue_exit(&ring);
 	close(efd);
