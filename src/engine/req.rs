@@ -720,9 +720,13 @@ pub(crate) fn run_deferred(ctx: &Ctx, mode: Mode) {
             }
             inner.defer.pop();
             inner.nr_deferred -= chain_len(front);
-            // Entries after a non-drain head start together with it.
+            // Entries after a non-drain head start together with it; after
+            // a drain nothing starts until it completed, as in the kernel's
+            // io_queue_deferred.
+            // SAFETY: queued chains are owned by the queue (we hold it).
+            let drains = unsafe { front.get() }.flags & rf::DRAIN != 0;
             let mut batch = alloc::vec![front];
-            while let Some(f) = inner.defer.front() {
+            while let Some(f) = inner.defer.front().filter(|_| !drains) {
                 // SAFETY: queued chains are owned by the queue (we hold it).
                 if unsafe { f.get() }.flags & rf::DRAIN != 0 {
                     break;
@@ -736,8 +740,16 @@ pub(crate) fn run_deferred(ctx: &Ctx, mode: Mode) {
             }
             batch
         };
-        for h in head {
-            issue_chain(ctx, h, mode);
+        if mode == Mode::Worker {
+            // Back to the queue's head, last first, so that they keep
+            // their order there (see `issue_chain`).
+            for h in head.into_iter().rev() {
+                io_wq::requeue(ctx, h);
+            }
+        } else {
+            for h in head {
+                issue_chain(ctx, h, mode);
+            }
         }
     }
 }
