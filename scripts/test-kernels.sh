@@ -176,11 +176,24 @@ run_set() { # set dir seconds; KT_FROM: the set/test a resumed run starts at
         read -r t0 _ </proc/uptime
         (cd "$w" && exec timeout -s KILL "$3" "$p") >"$w.log" 2>&1
         st=$?
+        retried=
+        # Under emulation (TCG) a timing-bound check now and then misses its
+        # window; such a test runs once more, and the table says so. A real
+        # failure fails twice.
+        case $st in 0|77) ;; *)
+            if [ -n "${LIBURING_RS_TEST_EMULATED:-}" ]; then
+                retried=$( (grep -E ': (SKIP|FAIL): ' "$w.log" || cat "$w.log") | tail -n 1 | tr '\t' ' ')
+                rm -rf "$w" && mkdir -p "$w"
+                (cd "$w" && exec timeout -s KILL "$3" "$p") >"$w.log" 2>&1
+                st=$?
+            fi ;;
+        esac
         read -r t1 _ </proc/uptime
         secs=$(awk "BEGIN { printf \"%.2f\", $t1 - $t0 }")
         [ $st -eq 137 ] && st=timeout   # the SIGKILL of timeout
         # The verdict line of test-util.h if there is one, else the last.
         msg=$( (grep -E ': (SKIP|FAIL): ' "$w.log" || cat "$w.log") | tail -n 1 | tr '\t' ' ')
+        [ -z "$retried" ] || msg="second run (the first: $retried) $msg"
         echo "@@KT $1 ${p##*/} $st $secs $msg"
         case $st in 0|77) ;; *) tail -n 20 "$w.log" | sed "s|^|@@KO $1 ${p##*/}: |" ;; esac
         rm -rf "$w" "$w.log"
