@@ -1548,6 +1548,18 @@ fn run(lib: &Lib, prog: &Program, engine: &str) -> Result<RunResult, String> {
             unsafe { (lib.get_events)(&mut ring) };
         }
     }
+    // CQEs still owed: left to run, such a request may act on an fd
+    // number the next run has reused (a kernel's io-wq or SQPOLL thread
+    // resolves plain fds when it issues).
+    loop {
+        let owed = owed(prog, &cqes);
+        if owed.is_empty() {
+            break;
+        }
+        if let Err(e) = collect(lib, &mut ring, &mut cqes, &owed[..1], 3000) {
+            return Err(format!("{engine}, after {:?}: {e}", cqes));
+        }
+    }
     // Stragglers (CQEs of skipped successes that failed, and the like).
     collect(lib, &mut ring, &mut cqes, &[], 30).ok();
     // SAFETY: the ring is live and done with.
@@ -1557,13 +1569,47 @@ fn run(lib: &Lib, prog: &Program, engine: &str) -> Result<RunResult, String> {
     let accepted = cqes.iter().filter(|c| c.1 >= 0 && ops.get(&c.0).is_some_and(|o| o.sqe.opcode == OP_ACCEPT)).map(|c| c.1);
     let accepted: Vec<i32> = accepted.collect();
     let sockets = env.socks.iter().flatten().chain(env.clients.iter()).chain([&env.listener]).chain(accepted.iter());
-    for fd in env.fds.iter().chain(env.pipes.iter().flatten()).chain(sockets).chain([&env.epfd]) {
-        // SAFETY: fds this run opened.
-        unsafe { libc::close(*fd) };
+    // A request that skips its CQE on success says nothing when it is done,
+    // and may still run: this run's fds stay open (their numbers taken)
+    // until the next run ends.
+    let now: Vec<i32> = env.fds.iter().chain(env.pipes.iter().flatten()).chain(sockets).chain([&env.epfd]).copied().collect();
+    let old = std::mem::replace(&mut *LAST_FDS.lock().unwrap_or_else(|e| e.into_inner()), now);
+    for fd in old {
+        // SAFETY: fds the previous run opened, no longer used by it.
+        unsafe { libc::close(fd) };
     }
     let res = RunResult { cqes, outs: std::mem::take(&mut env.outs), dir: describe_dir(&env.dir) };
     let _ = std::fs::remove_dir_all(&env.dir);
     Ok(res)
+}
+
+/// The requests whose CQE has not come yet but will: all but those still
+/// armed, those that skip theirs on success, and the members that follow a
+/// linked skipping member which failed (the kernel drops the rest of that
+/// link's CQEs).
+fn owed(prog: &Program, cqes: &[(u64, i32, u32)]) -> Vec<u64> {
+    let seen: std::collections::HashSet<u64> = cqes.iter().map(|c| c.0).collect();
+    let mut owed = Vec::new();
+    for chain in prog.batches.iter().flatten() {
+        let mut dropped = false;
+        let mut linked = false;
+        for op in &chain.ops {
+            let f = op.sqe.flags;
+            let ud = op.sqe.user_data;
+            if !linked {
+                dropped = false;
+            }
+            if !dropped && f & F_SKIP_SUCCESS == 0 && !seen.contains(&ud) && !prog.pending.contains(&ud) {
+                owed.push(ud);
+            }
+            linked = f & (F_LINK | F_HARDLINK) != 0;
+            // A hard link drops them too when the failure came at submission
+            // (the kernel fails such a link as a soft one); not waiting is
+            // the safe side.
+            dropped |= f & F_SKIP_SUCCESS != 0 && linked && seen.contains(&ud);
+        }
+    }
+    owed
 }
 
 /// Collects CQEs until every user_data in `want` has one (with `want`
@@ -1700,6 +1746,8 @@ fn kernel_available() -> bool {
 
 /// Both tests switch LIBURING_RS_ENGINE for the whole process: one at a time.
 static ENV_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// The fds of the last run, closed at the end of the next one.
+static LAST_FDS: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
 
 /// Checks the seeds FUZZ_SEED (default 1) onwards, FUZZ_N of them (default
 /// `default_n`, at most `max_n`), printing each one `check` fails after
