@@ -451,14 +451,7 @@ int main(int argc, char **argv)
 	if (access(path, X_OK))
 		SKIP("%s not built", path);
 
-	snprintf(dir, sizeof(dir), "/tmp/liburing-rs-timeline.XXXXXX");
-	CHECK(mkdtemp(dir), "mkdtemp");
-	snprintf(data, sizeof(data), "%s/data", dir);
-	fd = open(data, O_CREAT | O_WRONLY, 0644);
-	CHECK(fd >= 0, "create %s", data);
-	tu_pwrite_all(fd, buf, sizeof(buf), 0);
-	close(fd);
-	setenv("DIAG_TRACE_DATA", data, 1);
+	du_trace_dir("/tmp/liburing-rs-timeline.XXXXXX", dir, data, buf, sizeof(buf));
 
 	/* the known workload */
 	snprintf(pattern, sizeof(pattern), "LIBURING_RS_TRACE=%s/trace.%%p", dir);

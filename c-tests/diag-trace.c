@@ -182,15 +182,7 @@ int main(int argc, char **argv)
 			c_nop();
 		return 0;
 	}
-	snprintf(dir, sizeof(dir), "/tmp/liburing-rs-trace.XXXXXX");
-	CHECK(mkdtemp(dir), "mkdtemp");
-	snprintf(data, sizeof(data), "%s/data", dir);
-
-	fd = open(data, O_CREAT | O_WRONLY, 0644);
-	CHECK(fd >= 0, "create %s", data);
-	tu_pwrite_all(fd, buf, sizeof(buf), 0);
-	close(fd);
-	setenv("DIAG_TRACE_DATA", data, 1);
+	du_trace_dir("/tmp/liburing-rs-trace.XXXXXX", dir, data, buf, sizeof(buf));
 
 	/* to a file, %p expanded */
 	snprintf(pattern, sizeof(pattern), "LIBURING_RS_TRACE=%s/trace.%%p", dir);

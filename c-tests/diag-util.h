@@ -94,4 +94,21 @@ static inline const char *du_line(const char *text, const char *needle,
 	return line;
 }
 
+/* Makes a private directory from `tmpl` (a mkdtemp pattern) in dir[64] and
+ * a file `data` in it holding `len` bytes of `buf`, whose path the traced
+ * cases find in DIAG_TRACE_DATA. */
+static inline void du_trace_dir(const char *tmpl, char dir[64], char data[128], const void *buf, size_t len)
+{
+	int fd;
+
+	snprintf(dir, 64, "%s", tmpl);
+	CHECK(mkdtemp(dir), "mkdtemp");
+	snprintf(data, 128, "%s/data", dir);
+	fd = open(data, O_CREAT | O_WRONLY, 0644);
+	CHECK(fd >= 0, "create %s", data);
+	tu_pwrite_all(fd, buf, len, 0);
+	close(fd);
+	setenv("DIAG_TRACE_DATA", data, 1);
+}
+
 #endif

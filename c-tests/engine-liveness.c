@@ -558,6 +558,30 @@ static void test_exit(void)
 	      now, maps);
 }
 
+/* Once the request `target` had 50 ms to start, cancels it with a request
+ * of user_data `ud` and reaps both CQEs: c[0] is the cancel's, c[1] the
+ * target's. */
+static void cancel_later(struct io_uring *ring, __u64 target, __u64 ud, struct op_cqe c[2])
+{
+	struct io_uring_sqe *sqe;
+
+	usleep(50000);
+	sqe = op_sqe(ring);
+	io_uring_prep_cancel64(sqe, target, 0);
+	sqe->user_data = ud;
+	op_submit(ring, 1);
+	c[0] = op_wait(ring);
+	c[1] = op_wait(ring);
+	if (c[0].user_data == target) {
+		struct op_cqe x = c[0];
+
+		c[0] = c[1];
+		c[1] = x;
+	}
+	CHECK_EQ(c[0].user_data, ud, "cancel's CQE");
+	CHECK_EQ(c[1].user_data, target, "cancelled request's CQE");
+}
+
 static void test_cancel_running(void)
 {
 	struct io_uring ring;
@@ -572,21 +596,7 @@ static void test_cancel_running(void)
 	io_uring_prep_splice(sqe, p[0], -1, q[1], -1, 16, 0);
 	sqe->user_data = 1;
 	op_submit(&ring, 1);
-	/* Let a worker start it. */
-	usleep(50000);
-	sqe = op_sqe(&ring);
-	io_uring_prep_cancel64(sqe, 1, 0);
-	sqe->user_data = 2;
-	op_submit(&ring, 1);
-	c[0] = op_wait(&ring);
-	c[1] = op_wait(&ring);
-	if (c[0].user_data == 1) {
-		struct op_cqe x = c[0];
-
-		c[0] = c[1];
-		c[1] = x;
-	}
-	CHECK_EQ(c[0].user_data, 2, "cancel's CQE");
+	cancel_later(&ring, 1, 2, c);
 	CHECK_EQ(c[0].res, -EALREADY, "ASYNC_CANCEL of a running SPLICE");
 	/* Linux 6.18's splice reports the interrupt as -ERESTARTSYS (as the
 	 * engine does); 6.1 and 6.12 report -EINTR. */
@@ -601,22 +611,8 @@ static void test_cancel_running(void)
 	sqe->flags |= IOSQE_ASYNC;
 	sqe->user_data = 3;
 	op_submit(&ring, 1);
-	usleep(50000);
-	sqe = op_sqe(&ring);
-	io_uring_prep_cancel64(sqe, 3, 0);
-	sqe->user_data = 4;
-	op_submit(&ring, 1);
-	c[0] = op_wait(&ring);
-	c[1] = op_wait(&ring);
-	if (c[0].user_data == 3) {
-		struct op_cqe x = c[0];
-
-		c[0] = c[1];
-		c[1] = x;
-	}
-	CHECK_EQ(c[0].user_data, 4, "cancel's CQE");
+	cancel_later(&ring, 3, 4, c);
 	CHECK_EQ(c[0].res, 0, "ASYNC_CANCEL of an IOSQE_ASYNC pipe READ");
-	CHECK_EQ(c[1].user_data, 3, "READ's CQE");
 	CHECK_EQ(c[1].res, -ECANCELED, "cancelled READ");
 	io_uring_queue_exit(&ring);
 	close(p[0]);
