@@ -477,13 +477,9 @@ extern "C" fn nursery_main(_: *mut libc::c_void) -> *mut libc::c_void {
 /// setup thread's credentials for the nursery.
 pub(crate) fn note_setup() {
     let pid = pid();
-    if NURSERY.lock().base_pid == pid {
-        return;
-    }
-    let c = Creds::current().ok();
     let mut n = NURSERY.lock();
     if n.base_pid != pid {
-        n.base = c;
+        n.base = Creds::current().ok();
         n.base_pid = pid;
     }
 }
