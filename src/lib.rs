@@ -10,6 +10,8 @@
 //! - [`engine`]: io_uring in userspace, for where the kernel's is blocked.
 //! - `intercept`: the engine behind the raw io_uring system calls
 //!   (`uring-run`, `LIBURING_RS_INTERCEPT=1`).
+//! - `rt`: the runtime of the `no_std` build (allocator, panic handler),
+//!   which the binaries use too.
 //!
 //! The shipped libraries are built with `panic = "abort"` (see Cargo.toml);
 //! then the crate needs nothing but `core` and `libc`, never unwinds across
@@ -25,12 +27,6 @@ pub mod diag;
 pub mod engine;
 mod intercept;
 pub mod ring;
-pub mod sys;
-
-/// A panic would be a bug; in the C libraries it ends the process at once.
 #[cfg(panic = "abort")]
-#[panic_handler]
-fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
-    // SAFETY: abort has no preconditions.
-    unsafe { libc::abort() }
-}
+mod rt;
+pub mod sys;

@@ -25,7 +25,7 @@ extern crate std;
 extern "C" {}
 
 // rust_eh_personality, which the prebuilt `core` refers to, comes from the
-// library (src/engine/malloc.rs).
+// library (src/rt.rs).
 
 #[path = "summary/mod.rs"]
 mod summary;

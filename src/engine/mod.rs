@@ -35,8 +35,6 @@ mod futex;
 mod io_wq;
 mod kbuf;
 mod lock;
-#[cfg(panic = "abort")]
-mod malloc;
 mod napi;
 mod net;
 mod netbuf;

@@ -1,5 +1,7 @@
-//! The heap of the shipped libraries: libc's malloc. Test builds use std's
-//! allocator instead, which is the same malloc underneath.
+//! The runtime of the shipped (`no_std`, `panic = "abort"`) build, for the
+//! whole crate and its binaries: the heap (libc's malloc; test builds use
+//! std's allocator, the same malloc underneath), the panic handler, and the
+//! two unwinding symbols the prebuilt `alloc` and `core` name.
 
 use core::alloc::{GlobalAlloc, Layout};
 use core::ffi::c_void;
@@ -64,6 +66,13 @@ extern "C" fn rust_eh_personality() {}
 /// happens.
 #[no_mangle]
 extern "C" fn _Unwind_Resume() -> ! {
+    // SAFETY: abort has no preconditions.
+    unsafe { libc::abort() }
+}
+
+/// A panic would be a bug; in the C libraries it ends the process at once.
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
     // SAFETY: abort has no preconditions.
     unsafe { libc::abort() }
 }
