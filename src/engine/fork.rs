@@ -137,7 +137,7 @@ extern "C" fn child() {
 /// Whether the ring's memory came along (io_uring_ring_dontfork keeps it
 /// from the child).
 fn inherited_memory(ctx: &Ctx) -> bool {
-    crate::ring::page_mapped(ctx.mem.rings) && crate::ring::page_mapped(ctx.mem.sqes as *const u8)
+    crate::sys::mem::page_mapped(ctx.mem.rings) && crate::sys::mem::page_mapped(ctx.mem.sqes as *const u8)
 }
 
 /// Makes an inherited ring this process's own.

@@ -85,7 +85,7 @@ fn layout(flags: u32, sq: u32, cq: u32) -> (usize, usize, usize) {
 }
 
 fn page_align(n: usize) -> usize {
-    let page = crate::ring::page_size();
+    let page = crate::sys::mem::page_size();
     (n + page - 1) & !(page - 1)
 }
 
@@ -96,13 +96,13 @@ fn memory(p: &io_uring_params, rings_len: usize, sqes_len: usize) -> Result<Memo
         if r == 0 || s == 0 {
             return Err(-libc::EFAULT);
         }
-        let page = crate::ring::page_size() as u64;
+        let page = crate::sys::mem::page_size() as u64;
         if r % page != 0 || s % page != 0 {
             return Err(-libc::EINVAL);
         }
         // The kernel pins both for writing: EFAULT where it cannot (and
         // io_uring_queue_init_mem leaves such memory for this to refuse).
-        if !crate::ring::writable(r, rings_len) || !crate::ring::writable(s, sqes_len) {
+        if !crate::sys::mem::writable(r, rings_len) || !crate::sys::mem::writable(s, sqes_len) {
             return Err(-libc::EFAULT);
         }
         return Ok(Memory { rings: r as *mut u8, rings_len, sqes: s as *mut io_uring_sqe, sqes_len, owned: false, memfd: -1 });
@@ -149,7 +149,7 @@ pub(crate) fn alias_by_mremap() -> bool {
         2 => return false,
         _ => {}
     }
-    let page = crate::ring::page_size();
+    let page = crate::sys::mem::page_size();
     let rw = libc::PROT_READ | libc::PROT_WRITE;
     let ok = match unsafe {
         // SAFETY: a fresh anonymous mapping, unmapped below.

@@ -106,7 +106,7 @@ fn place_no_mmap_ring(
         // cannot be written is left as it is, for the kernel (or engine) to
         // refuse in its own order of checks: -EFAULT where it supports
         // NO_MMAP, as it cannot pin it for writing.
-        if super::writable(buf as u64, used) {
+        if crate::sys::mem::writable(buf as u64, used) {
             // SAFETY: `used` bytes from `buf` are mapped writable (just
             // checked; unmapping them meanwhile is the caller's race).
             unsafe { ptr::write_bytes(buf as *mut u8, 0, used) };
