@@ -10,7 +10,7 @@ use crate::sys::{io_uring_params, io_uring_probe};
 /// Tells the diagnostics about a setup, and sends a watched ring's submits
 /// their way (the first setup is where the environment is read).
 fn after_setup(ring: Ring, entries: u32, flags: u32, ret: i32) {
-    crate::diag::setup(ring.as_ptr(), entries, flags, ret);
+    crate::diag::setup(ring.as_ptr(), entries, flags, ret, &crate::ring::syscall::DIAG_LIB);
     if ret >= 0 && crate::diag::on() {
         setup::watch(ring);
     }

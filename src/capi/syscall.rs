@@ -3,6 +3,7 @@
 use core::ffi::{c_uint, c_void};
 
 use crate::ring::queue::NSIG_BYTES;
+use crate::ring::syscall;
 use crate::sys::{self, io_uring_params};
 
 #[no_mangle]
@@ -32,7 +33,7 @@ pub unsafe extern "C" fn io_uring_enter(
         return crate::intercept::enter(fd as i32, to_submit, min_complete, flags, sig as *const c_void, NSIG_BYTES);
     }
     // SAFETY: the kernel validates every argument; `sig` may be null.
-    unsafe { sys::io_uring_enter(fd as i32, to_submit, min_complete, flags, sig as *const c_void, NSIG_BYTES) }
+    unsafe { syscall::io_uring_enter(fd as i32, to_submit, min_complete, flags, sig as *const c_void, NSIG_BYTES) }
 }
 
 #[no_mangle]
@@ -49,7 +50,7 @@ pub unsafe extern "C" fn io_uring_enter2(
         return crate::intercept::enter(fd as i32, to_submit, min_complete, flags, arg, sz);
     }
     // SAFETY: the kernel validates every argument against `flags` and `sz`.
-    unsafe { sys::io_uring_enter(fd as i32, to_submit, min_complete, flags, arg, sz) }
+    unsafe { syscall::io_uring_enter(fd as i32, to_submit, min_complete, flags, arg, sz) }
 }
 
 #[no_mangle]
@@ -64,5 +65,5 @@ pub unsafe extern "C" fn io_uring_register(
         return crate::intercept::register(fd as i32, opcode, arg, nr_args);
     }
     // SAFETY: the kernel validates `arg` against `opcode` and `nr_args`.
-    unsafe { sys::io_uring_register(fd as i32, opcode, arg, nr_args) }
+    unsafe { syscall::io_uring_register(fd as i32, opcode, arg, nr_args) }
 }

@@ -9,6 +9,7 @@ pub mod queue;
 pub mod register;
 pub mod buf_ring;
 pub mod probe;
+pub mod syscall;
 pub mod version;
 #[cfg(test)]
 mod shared_tests;

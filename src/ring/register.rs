@@ -13,7 +13,7 @@ use core::ptr;
 use core::mem::size_of;
 
 use crate::sys::{
-    self, io_uring_bpf, io_uring_buf_reg, io_uring_buf_status, io_uring_clock_register,
+    io_uring_bpf, io_uring_buf_reg, io_uring_buf_status, io_uring_clock_register,
     io_uring_clone_buffers, io_uring_file_index_range, io_uring_mem_region_reg, io_uring_napi,
     io_uring_region_desc, IORING_MEM_REGION_REG_WAIT_ARG, IORING_MEM_REGION_TYPE_USER,
     io_uring_params, io_uring_probe, io_uring_query_hdr, io_uring_reg_wait, io_uring_restriction,
@@ -53,7 +53,7 @@ pub unsafe fn do_register(ring: Ring, opcode: u32, arg: *const c_void, nr_args: 
     } else {
         // SAFETY: the kernel validates `arg` against `opcode` and `nr_args`;
         // callers pass memory that lives for the duration of the call.
-        unsafe { sys::io_uring_register(fd, opcode, arg, nr_args) }
+        unsafe { super::syscall::io_uring_register(fd, opcode, arg, nr_args) }
     };
     if crate::diag::on() {
         crate::diag::register(ring.as_ptr(), opcode, arg, nr_args, ret);
@@ -418,7 +418,7 @@ pub unsafe fn register_sync_cancel(ring: Ring, reg: *mut io_uring_sync_cancel_re
 /// `io_uring_register_sync_msg`: a ring-less call, so fd is -1.
 pub unsafe fn register_sync_msg(sqe: *mut io_uring_sqe) -> i32 {
     // SAFETY: the kernel reads one SQE from `sqe`, which the caller owns.
-    unsafe { sys::io_uring_register(-1, IORING_REGISTER_SEND_MSG_RING, sqe as *const c_void, 1) }
+    unsafe { super::syscall::io_uring_register(-1, IORING_REGISTER_SEND_MSG_RING, sqe as *const c_void, 1) }
 }
 
 /// `io_uring_register_napi`.
@@ -504,14 +504,14 @@ pub unsafe fn register_bpf_filter(ring: Ring, bpf: *mut io_uring_bpf) -> i32 {
 /// `io_uring_register_bpf_filter_task`: applies to the calling task, no ring.
 pub unsafe fn register_bpf_filter_task(bpf: *mut io_uring_bpf) -> i32 {
     // SAFETY: the kernel reads one io_uring_bpf from `bpf`.
-    unsafe { sys::io_uring_register(-1, IORING_REGISTER_BPF_FILTER, bpf as *const c_void, 1) }
+    unsafe { super::syscall::io_uring_register(-1, IORING_REGISTER_BPF_FILTER, bpf as *const c_void, 1) }
 }
 
 /// `io_uring_register_query`: a ring-less call walking a chain of headers.
 pub unsafe fn register_query(query: *mut io_uring_query_hdr) -> i32 {
     // SAFETY: the kernel follows the caller's header chain, checking each
     // entry's size and address.
-    unsafe { sys::io_uring_register(-1, IORING_REGISTER_QUERY, query as *const c_void, 0) }
+    unsafe { super::syscall::io_uring_register(-1, IORING_REGISTER_QUERY, query as *const c_void, 0) }
 }
 
 // ---------------------------------------------------------------------------
