@@ -5,8 +5,9 @@
 //! - [`names`]: readable names for flags, features, opcodes and errno values;
 //! - [`sysinfo`]: facts about the system and this process (sysctls,
 //!   seccomp, capabilities, RLIMIT_MEMLOCK, kernel release);
-//! - [`probe`]: questions put to the kernel with short-lived rings of our
-//!   own (which setup flags and register opcodes it knows, its largest ring);
+//! - the questions put to the kernel with short-lived rings of our own
+//!   (which setup flags and register opcodes it knows, its largest ring)
+//!   are the ring logic's (`ring::ask`), which makes rings;
 //! - [`setup`](mod@setup): one human-readable line per failed ring setup,
 //!   kept per thread for `liburing_rs_setup_error()`.
 //!
@@ -40,7 +41,6 @@
 //! caught at the next library call by comparing the head with the tail.
 
 pub mod names;
-pub mod probe;
 pub mod setup;
 pub mod sysinfo;
 

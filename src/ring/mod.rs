@@ -4,6 +4,7 @@
 //! report failure as `-errno`.
 
 pub mod types;
+pub mod ask;
 pub mod setup;
 pub mod queue;
 pub mod register;

@@ -495,9 +495,20 @@ fn init_preferring_no_sqarray(
         ret = queue_init_params_raw(entries, ring, p, buf, buf_size);
     }
     if ret < 0 {
-        crate::diag::setup::setup_failed(ret, entries, asked, p, (!buf.is_null()).then_some(buf_size));
+        setup_failed(ret, entries, asked, p, (!buf.is_null()).then_some(buf_size));
     }
     ret
+}
+
+/// Hands a failed setup to the diagnostics, with the facts only the ring
+/// logic can find: which of the `asked` flags the kernel does not know
+/// (for EINVAL), and the ring memory the last attempt (`p.flags`) needed.
+#[cold]
+#[inline(never)]
+fn setup_failed(ret: i32, entries: u32, asked: u32, p: &io_uring_params, user_mem: Option<usize>) {
+    let unknown = if ret == -libc::EINVAL && asked != 0 { super::ask::unknown_setup_flags(asked) } else { 0 };
+    let bytes = memory_size_params(entries, p).max(0) as u64;
+    crate::diag::setup::setup_failed(ret, entries, asked, p, user_mem, unknown, bytes);
 }
 
 /// `io_uring_queue_init_params`.
