@@ -7,21 +7,10 @@ use super::EINVAL;
 use crate::ring::{probe, setup, IoUring, IoUringCq, IoUringSq, Ring};
 use crate::sys::{io_uring_params, io_uring_probe};
 
-/// Tells the diagnostics about a setup, and sends a watched ring's submits
-/// their way (the first setup is where the environment is read).
-fn after_setup(ring: Ring, entries: u32, flags: u32, ret: i32) {
-    crate::diag::setup(ring.as_ptr(), entries, flags, ret, &crate::ring::syscall::DIAG_LIB);
-    if ret >= 0 && crate::diag::on() {
-        setup::watch(ring);
-    }
-}
-
 /// Runs a setup of `ring` and reports it; `flags` are the ones asked for,
 /// read before the setup writes the params back.
 fn init(ring: Ring, entries: u32, flags: u32, setup: impl FnOnce() -> i32) -> i32 {
-    let ret = setup();
-    after_setup(ring, entries, flags, ret);
-    ret
+    setup::setup_done(ring, entries, flags, setup())
 }
 
 #[no_mangle]
@@ -72,17 +61,12 @@ pub unsafe extern "C" fn io_uring_queue_mmap(fd: i32, p: *mut io_uring_params, r
     let ring = ring!(ring, EINVAL);
     let p = arg!(p, EINVAL);
     let ret = setup::queue_mmap(fd, p, ring);
-    after_setup(ring, p.sq_entries, p.flags, ret);
-    ret
+    setup::setup_done(ring, p.sq_entries, p.flags, ret)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_queue_exit(ring: *mut IoUring) {
-    let ring = ring!(ring);
-    if crate::diag::on() {
-        crate::diag::exit(ring.as_ptr());
-    }
-    setup::queue_exit(ring)
+    setup::queue_exit_app(ring!(ring))
 }
 
 #[no_mangle]

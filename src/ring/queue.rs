@@ -5,7 +5,7 @@ use core::ffi::c_void;
 use core::ptr;
 use core::sync::atomic::{fence, Ordering};
 
-use super::types::{int_flags, Ring, RING_SLOW};
+use super::types::{int_flags, IoUring, Ring, RING_SLOW};
 use super::syscall::{enter, enter_kernel};
 use super::{cqe_shift, load_acquire, load_relaxed, sqe_shift, store_release};
 use crate::sys::{
@@ -118,6 +118,34 @@ fn cq_needs_flush(ring: Ring) -> bool {
 #[inline(always)]
 fn cq_needs_enter(ring: Ring) -> bool {
     ring.int_flags() & int_flags::CQ_ENTER != 0 || cq_needs_flush(ring)
+}
+
+/// What a wait or peek call does besides waiting or peeking.
+pub use crate::diag::Call;
+
+/// Hook (diagnostics) of the wait and peek calls: runs `f` on the caller's
+/// `ring`, or returns `err` for a null pointer, through the diagnostics
+/// when they are on. One comparison covers both, so the hot path pays
+/// nothing for them: the gate is 1 (only NULL lies below it) unless
+/// tracing or checking is on. (The submits reach the diagnostics through
+/// RING_SLOW instead, in [`submit_general`].)
+///
+/// # Safety
+/// A non-null `ring` is valid as [`Ring::new`] requires.
+#[inline(always)]
+pub unsafe fn call<R>(ring: *mut IoUring, err: R, kind: Call, f: impl FnOnce(Ring) -> R) -> R {
+    if (ring as usize) < crate::diag::gate() {
+        if ring.is_null() {
+            return err;
+        }
+        return crate::diag::call(ring, kind, move || {
+            // SAFETY: non-null; valid per the contract. The diagnostics
+            // only read it.
+            f(unsafe { Ring::new_unchecked(ring) })
+        });
+    }
+    // SAFETY: non-null; valid per the contract.
+    f(unsafe { Ring::new_unchecked(ring) })
 }
 
 /// The general submit: any ring, including SQPOLL and SQ_REWIND ones, and

@@ -121,7 +121,7 @@ pub fn close_ring_fd(ring: Ring) -> i32 {
     if ring.ring_fd() == -1 {
         return -libc::EBADF;
     }
-    let ret = crate::engine::close_ring_fd(ring.ring_fd());
+    let ret = super::syscall::close_ring_fd(ring.ring_fd());
     if ret < 0 {
         return ret;
     }

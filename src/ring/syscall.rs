@@ -1,10 +1,13 @@
-//! Kernel or engine: the one place that decides where `io_uring_enter(2)`
-//! and `io_uring_register(2)` go, for the library's calls and the raw
-//! system call exports alike. `sys` issues them to the kernel only.
+//! Kernel or engine: the one place in the ring logic that hands a ring
+//! over to the userspace engine (setup, mapping, enter, register, closing
+//! the fd), for the library's calls and the raw system call exports alike.
+//! `sys` issues the system calls to the kernel only; the engine decides
+//! nothing about rings that are not its own.
 
 use core::ffi::c_void;
 
 use super::types::{int_flags, Ring};
+use crate::sys::io_uring_params;
 use crate::{diag, engine, sys};
 
 /// `io_uring_enter(2)` on `fd`: once any engine ring exists, an fd (or
@@ -60,6 +63,56 @@ pub(crate) fn enter_kernel(ring: Ring, submit: u32, wait_nr: u32, flags: u32, ar
     // SAFETY: arg/sz are either null/NSIG_BYTES, a sigset, or an argument
     // struct of size `sz` that outlives the call.
     unsafe { sys::io_uring_enter(ring.enter_ring_fd(), submit, wait_nr, flags, arg, sz) }
+}
+
+/// `io_uring_setup(2)`: in the kernel, or in the engine as
+/// LIBURING_RS_ENGINE says (`auto`: only when the kernel refuses io_uring
+/// itself). `-errno` on failure.
+///
+/// # Safety
+/// `p` is a valid, writable io_uring_params.
+#[inline]
+pub unsafe fn io_uring_setup(entries: u32, p: *mut io_uring_params) -> i32 {
+    // SAFETY: forwarded contract.
+    unsafe { engine::io_uring_setup(entries, p) }
+}
+
+/// `mmap(2)` of ring fd `fd` at one of the IORING_OFF_* offsets; an engine
+/// ring hands out its own memory.
+///
+/// # Safety
+/// As for [`sys::mmap`].
+#[inline]
+pub unsafe fn mmap(addr: *mut c_void, len: usize, prot: i32, flags: i32, fd: i32, off: i64) -> Result<*mut c_void, i32> {
+    // SAFETY: forwarded contract.
+    unsafe { engine::mmap(addr, len, prot, flags, fd, off) }
+}
+
+/// Closes ring fd `fd` at teardown; an engine ring is torn down first.
+#[inline]
+pub fn close(fd: i32) -> i32 {
+    engine::close(fd)
+}
+
+/// `io_uring_close_ring_fd`'s close: an engine ring stays reachable
+/// through its registered index alone.
+#[inline]
+pub fn close_ring_fd(fd: i32) -> i32 {
+    engine::close_ring_fd(fd)
+}
+
+/// The `int_flags` bit that marks the ring behind `fd` (a registered index
+/// with `registered`) as the engine's, or 0.
+#[inline]
+pub fn engine_flag(fd: i32, registered: bool) -> u8 {
+    engine::int_flag(fd, registered)
+}
+
+/// `liburing_rs_ring_engine()`: which engine serves `ring`.
+pub fn ring_engine(ring: Ring) -> i32 {
+    let registered = ring.int_flags() & int_flags::REG_RING != 0;
+    let fd = if registered { ring.enter_ring_fd() } else { ring.ring_fd() };
+    engine::ring_engine(fd, registered)
 }
 
 /// What the library lends the diagnostics (`diag::setup`): their own copy
