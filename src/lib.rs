@@ -18,7 +18,6 @@
 //! the C ABI, and prints only when its diagnostics are asked for. Test
 //! harnesses unwind and bring `std`.
 #![cfg_attr(panic = "abort", no_std)]
-#![allow(clippy::missing_safety_doc)]
 
 extern crate alloc;
 

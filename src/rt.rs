@@ -14,6 +14,8 @@ const MIN_ALIGN: usize = 16;
 // SAFETY: each method forwards to the matching libc allocator call, which
 // returns memory of at least the requested size and alignment, or null.
 unsafe impl GlobalAlloc for Malloc {
+    /// # Safety
+    /// The `GlobalAlloc::alloc` contract: `l` has a non-zero size.
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         if l.align() <= MIN_ALIGN {
             // SAFETY: malloc has no preconditions.
@@ -29,11 +31,16 @@ unsafe impl GlobalAlloc for Malloc {
         }
     }
 
+    /// # Safety
+    /// The `GlobalAlloc::dealloc` contract: `p` came from this allocator.
     unsafe fn dealloc(&self, p: *mut u8, _: Layout) {
         // SAFETY: p came from malloc or posix_memalign above.
         unsafe { libc::free(p as *mut c_void) }
     }
 
+    /// # Safety
+    /// The `GlobalAlloc::realloc` contract: `p` came from this allocator
+    /// with layout `l`, and `new_size` is non-zero and fits an `isize`.
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new_size: usize) -> *mut u8 {
         if l.align() <= MIN_ALIGN {
             // SAFETY: p came from malloc with a compatible alignment.

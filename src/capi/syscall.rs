@@ -6,6 +6,9 @@ use crate::ring::queue::NSIG_BYTES;
 use crate::ring::syscall;
 use crate::sys::{self, io_uring_params};
 
+/// # Safety
+/// `p` is null or valid for the call as liburing's documentation of this
+/// function asks.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_setup(entries: c_uint, p: *mut io_uring_params) -> i32 {
     // Under interception the system call is the engine's, as a program's
@@ -20,6 +23,9 @@ pub unsafe extern "C" fn io_uring_setup(entries: c_uint, p: *mut io_uring_params
     unsafe { sys::io_uring_setup(entries, p) }
 }
 
+/// # Safety
+/// `sig` is null or valid for the call as liburing's documentation of this
+/// function asks.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_enter(
     fd: c_uint,
@@ -36,6 +42,9 @@ pub unsafe extern "C" fn io_uring_enter(
     unsafe { syscall::io_uring_enter(fd as i32, to_submit, min_complete, flags, sig as *const c_void, NSIG_BYTES) }
 }
 
+/// # Safety
+/// `arg` is null or valid for the call as liburing's documentation of this
+/// function asks.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_enter2(
     fd: c_uint,
@@ -53,6 +62,9 @@ pub unsafe extern "C" fn io_uring_enter2(
     unsafe { syscall::io_uring_enter(fd as i32, to_submit, min_complete, flags, arg, sz) }
 }
 
+/// # Safety
+/// `arg` is null or valid for the call as liburing's documentation of this
+/// function asks.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register(
     fd: c_uint,

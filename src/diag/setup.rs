@@ -396,6 +396,10 @@ static KEY: AtomicUsize = AtomicUsize::new(0);
 /// Shown when a thread's buffer could not be allocated.
 static NO_MEMORY: &[u8] = b"ring setup failed (no memory was left to record why)\0";
 
+/// The pthread key's destructor for a thread's line buffer.
+///
+/// # Safety
+/// `p` is a value stored under `KEY`: a calloc'd buffer or `NO_MEMORY`.
 unsafe extern "C" fn free_line(p: *mut c_void) {
     if !ptr::eq(p as *const u8, NO_MEMORY.as_ptr()) {
         // SAFETY: every other value stored under KEY came from calloc.

@@ -61,10 +61,14 @@ impl<T> Held for super::lock::Mutex<T> {
     fn hold(&self) {
         super::lock::Mutex::hold(self);
     }
+    /// # Safety
+    /// As [`Held::unhold`].
     unsafe fn unhold(&self) {
         // SAFETY: forwarded contract.
         unsafe { super::lock::Mutex::unhold(self) };
     }
+    /// # Safety
+    /// As [`Held::reset`].
     unsafe fn reset(&self) {
         // SAFETY: forwarded contract.
         unsafe { self.reset_after_fork() };

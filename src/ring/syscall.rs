@@ -119,6 +119,8 @@ pub fn ring_engine(ring: Ring) -> i32 {
 /// of the crate knows no engine ring, so they register through this.
 pub static DIAG_LIB: diag::Lib = diag::Lib { register: diag_register };
 
+/// # Safety
+/// As for [`io_uring_register`].
 unsafe extern "C" fn diag_register(fd: i32, opcode: u32, arg: *const c_void, nr: u32) -> i32 {
     // SAFETY: the diagnostics pass an argument valid for `opcode`.
     unsafe { io_uring_register(fd, opcode, arg, nr) }

@@ -14,6 +14,11 @@ mod raw {
 
     /// Issue syscall `nr` with up to six arguments; returns the kernel's raw
     /// result (`-4095..=-1` is `-errno`).
+    ///
+    /// # Safety
+    /// The arguments are valid for system call `nr`: memory it reads or
+    /// writes is the caller's to give, and its effects (on mappings, fds)
+    /// are the caller's to want.
     #[inline(always)]
     pub unsafe fn syscall6(nr: libc::c_long, a1: usize, a2: usize, a3: usize, a4: usize, a5: usize, a6: usize) -> isize {
         let ret: isize;
@@ -41,6 +46,9 @@ mod raw {
 #[cfg(not(target_arch = "x86_64"))]
 mod raw {
     /// Issue syscall `nr` through libc, folding errno back into the result.
+    ///
+    /// # Safety
+    /// As for the x86_64 `syscall6`.
     #[inline]
     pub unsafe fn syscall6(nr: libc::c_long, a1: usize, a2: usize, a3: usize, a4: usize, a5: usize, a6: usize) -> isize {
         // SAFETY: the caller guarantees the arguments are valid for `nr`.
@@ -65,6 +73,9 @@ pub static STUB: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsi
 /// [`syscall6`] for the calls the interception filter traps (the three
 /// io_uring calls and `mmap`): issued from the stub once it exists, so the
 /// library's own calls never trap.
+///
+/// # Safety
+/// As for [`syscall6`].
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub unsafe fn syscall6_exempt(nr: libc::c_long, a1: usize, a2: usize, a3: usize, a4: usize, a5: usize, a6: usize) -> isize {
