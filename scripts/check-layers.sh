@@ -29,11 +29,11 @@ FNR == 1 {
     if (!(from in floor)) { printf "%s: module %s has no floor in this script\n", FILENAME, from; bad++ }
     group = 0
 }
-function arrow(to) {
+function arrow(to, path) {
     if (!(to in floor) || to == from) return
     if (floor[to] < floor[from]) return
-    printf "%s:%d: %s -> %s (%s, floor %d -> %d)\n", FILENAME, FNR, from, to,
-        floor[to] == floor[from] ? "sideways" : "up", floor[from], floor[to]
+    printf "%s:%d: %s -> %s (%s, floor %d -> %d): %s\n", FILENAME, FNR, from, to,
+        floor[to] == floor[from] ? "sideways" : "up", floor[from], floor[to], path
     bad++
 }
 # The names at the top level of a `crate::{...}` group, which may span lines.
@@ -45,7 +45,9 @@ function scan_group(s,    c, i, name) {
         if (c == ",") { want = (depth == 1); continue }
         if (want && c ~ /[A-Za-z_]/) {
             name = substr(s, i); match(name, /^[A-Za-z_][A-Za-z0-9_]*/)
-            arrow(substr(name, 1, RLENGTH)); i += RLENGTH - 1; want = 0
+            match(name, /^[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*/)
+            arrow(substr(name, 1, index(substr(name, 1, RLENGTH) "::", "::") - 1), "crate::{" substr(name, 1, RLENGTH) "}")
+            i += RLENGTH - 1; want = 0
         }
     }
     return ""
@@ -60,9 +62,11 @@ function scan_group(s,    c, i, name) {
         rest = substr(s, RSTART + RLENGTH)
         if (pre ~ /[$A-Za-z0-9_:]/) { s = rest; continue }
         if (m ~ /super::super::/ && FILENAME !~ /^src\/[^\/]+\/[^\/]+\.rs$/) { s = rest; continue }
+        path = substr(s, RSTART, RLENGTH)
         sub(/^(crate|super::super)::/, "", m)
         if (m == "{") { group = 1; depth = 1; want = 1; s = scan_group(rest); continue }
-        arrow(m)
+        if (match(rest, /^(::[A-Za-z_][A-Za-z0-9_]*)+/)) path = path substr(rest, 1, RLENGTH)
+        arrow(m, path)
         s = rest
     }
 }
