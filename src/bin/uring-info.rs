@@ -25,7 +25,7 @@ extern crate std;
 extern "C" {}
 
 // rust_eh_personality, which the prebuilt `core` refers to, comes from the
-// library (src/engine/malloc.rs).
+// library (src/rt.rs).
 
 #[path = "summary/mod.rs"]
 mod summary;
@@ -34,7 +34,7 @@ use core::ffi::{c_char, c_int, CStr};
 use core::fmt::{self, Write};
 
 use uring::diag::names::{Errno, Names, FEATURES, OPCODES, REGISTER_OPS, SETUP_FLAGS};
-use uring::diag::probe::{self, RegAnswer};
+use uring::ring::ask::{self as probe, RegAnswer};
 use uring::diag::sysinfo::{SysFacts, Utsname, CAP_IPC_LOCK, CAP_SYS_ADMIN, UNLIMITED};
 use uring::diag::{setup as diag_setup, Line};
 use uring::ring::{setup, IoUring, Ring};

@@ -3,12 +3,12 @@
 use core::ffi::c_int;
 
 use super::EINVAL;
-use crate::ring::{int_flags, IoUring};
+use crate::ring::{syscall, IoUring};
 
+/// # Safety
+/// `ring` is null (an error) or a live `struct io_uring`, used as liburing
+/// allows (see `ring::Ring`).
 #[no_mangle]
 pub unsafe extern "C" fn liburing_rs_ring_engine(ring: *const IoUring) -> c_int {
-    let ring = ring!(ring as *mut IoUring, EINVAL);
-    let registered = ring.int_flags() & int_flags::REG_RING != 0;
-    let fd = if registered { ring.enter_ring_fd() } else { ring.ring_fd() };
-    crate::engine::ring_engine(fd, registered)
+    syscall::ring_engine(ring!(ring as *mut IoUring, EINVAL))
 }

@@ -3,7 +3,8 @@
 //! Every shim follows the same prologue: wrap the ring pointer with
 //! [`ring!`] and turn each other pointer argument into a reference with
 //! [`arg!`] (a null pointer returns the function's error value, `-EINVAL` or
-//! null), then call into [`crate::ring`]. No logic lives here.
+//! null), then call into [`crate::ring`]. No logic lives here: the hooks
+//! into the diagnostics and the engine sit in the ring logic.
 
 /// Borrows a C pointer argument, or returns `$err` when it is null.
 ///
@@ -43,25 +44,13 @@ macro_rules! ring {
     };
 }
 
-/// A queue call on `ring`: wraps it as [`ring!`] does, and runs `$body`
-/// through the diagnostics room when that is on. A single comparison
-/// covers both, so the hot path pays nothing for the diagnostics: the gate
-/// is 1 (only NULL lies below it) unless tracing or checking is on.
+/// A wait or peek call on `ring`: wraps it as [`ring!`] does, through the
+/// ring logic's diagnostics hook (`ring::queue::call`).
 macro_rules! queue_call {
     ($ring:ident, $err:expr, $kind:ident, |$r:ident| $body:expr) => {{
-        if ($ring as usize) < crate::diag::gate() {
-            if $ring.is_null() {
-                return $err;
-            }
-            return crate::diag::call($ring, crate::diag::Call::$kind, move || {
-                // SAFETY: non-null; see ring!. The diagnostics only read it.
-                let $r = unsafe { crate::ring::Ring::new_unchecked($ring) };
-                $body
-            });
-        }
-        // SAFETY: non-null; see ring!.
-        let $r = unsafe { crate::ring::Ring::new_unchecked($ring) };
-        $body
+        let body = move |$r: crate::ring::Ring<'_>| $body;
+        // SAFETY: see ring!.
+        unsafe { crate::ring::queue::call($ring, $err, crate::ring::queue::Call::$kind, body) }
     }};
 }
 

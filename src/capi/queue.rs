@@ -7,12 +7,18 @@ use super::EINVAL;
 use crate::ring::{queue, IoUring};
 use crate::sys::{__kernel_timespec, io_uring_cqe, io_uring_sqe};
 
+/// # Safety
+/// `ring` is null (an error) or a live `struct io_uring`, used as liburing
+/// allows (see `ring::Ring`).
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_get_sqe(ring: *mut IoUring) -> *mut io_uring_sqe {
     let ring = ring!(ring, ptr::null_mut());
     queue::get_sqe(ring)
 }
 
+/// # Safety
+/// `ring` is null (an error) or a live `struct io_uring`, used as liburing
+/// allows (see `ring::Ring`).
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_submit(ring: *mut IoUring) -> i32 {
     // The submits reach the diagnostics through RING_SLOW instead: the
@@ -20,26 +26,43 @@ pub unsafe extern "C" fn io_uring_submit(ring: *mut IoUring) -> i32 {
     queue::submit(ring!(ring, EINVAL))
 }
 
+/// # Safety
+/// `ring` is null (an error) or a live `struct io_uring`, used as liburing
+/// allows (see `ring::Ring`).
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_submit_and_wait(ring: *mut IoUring, wait_nr: c_uint) -> i32 {
     queue::submit_and_wait(ring!(ring, EINVAL), wait_nr)
 }
 
+/// # Safety
+/// `ring` is null (an error) or a live `struct io_uring`, used as liburing
+/// allows (see `ring::Ring`).
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_submit_and_get_events(ring: *mut IoUring) -> i32 {
     queue::submit_and_get_events(ring!(ring, EINVAL))
 }
 
+/// # Safety
+/// `ring` is null (an error) or a live `struct io_uring`, used as liburing
+/// allows (see `ring::Ring`).
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_get_events(ring: *mut IoUring) -> i32 {
     queue_call!(ring, EINVAL, Reap, |ring| queue::get_events(ring))
 }
 
+/// # Safety
+/// `ring` is null (an error) or a live `struct io_uring`, used as liburing
+/// allows (see `ring::Ring`).
 #[no_mangle]
 pub unsafe extern "C" fn __io_uring_sqring_wait(ring: *mut IoUring) -> i32 {
     queue_call!(ring, EINVAL, Reap, |ring| queue::sqring_wait(ring))
 }
 
+/// # Safety
+/// `ring` is null (an error) or a live `struct io_uring`, used as liburing
+/// allows (see `ring::Ring`).
+/// `cqe_ptr` and `sigmask` are null or valid for the call as liburing's
+/// documentation of this function asks.
 #[no_mangle]
 pub unsafe extern "C" fn __io_uring_get_cqe(
     ring: *mut IoUring,
@@ -52,6 +75,11 @@ pub unsafe extern "C" fn __io_uring_get_cqe(
     queue_call!(ring, EINVAL, Reap, |ring| queue::get_cqe(ring, cqe_ptr, submit, wait_nr, sigmask))
 }
 
+/// # Safety
+/// `ring` is null (an error) or a live `struct io_uring`, used as liburing
+/// allows (see `ring::Ring`).
+/// `cqe_ptr`, `ts` and `sigmask` are null or valid for the call as liburing's
+/// documentation of this function asks.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_wait_cqes(
     ring: *mut IoUring,
@@ -64,6 +92,11 @@ pub unsafe extern "C" fn io_uring_wait_cqes(
     queue_call!(ring, EINVAL, Reap, |ring| queue::wait_cqes(ring, cqe_ptr, wait_nr, ts, sigmask))
 }
 
+/// # Safety
+/// `ring` is null (an error) or a live `struct io_uring`, used as liburing
+/// allows (see `ring::Ring`).
+/// `cqe_ptr` and `ts` are null or valid for the call as liburing's
+/// documentation of this function asks.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_wait_cqe_timeout(
     ring: *mut IoUring,
@@ -74,6 +107,11 @@ pub unsafe extern "C" fn io_uring_wait_cqe_timeout(
     queue_call!(ring, EINVAL, Reap, |ring| queue::wait_cqes(ring, cqe_ptr, 1, ts, ptr::null()))
 }
 
+/// # Safety
+/// `ring` is null (an error) or a live `struct io_uring`, used as liburing
+/// allows (see `ring::Ring`).
+/// `cqe_ptr`, `ts` and `sigmask` are null or valid for the call as liburing's
+/// documentation of this function asks.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_wait_cqes_min_timeout(
     ring: *mut IoUring,
@@ -89,6 +127,11 @@ pub unsafe extern "C" fn io_uring_wait_cqes_min_timeout(
     })
 }
 
+/// # Safety
+/// `ring` is null (an error) or a live `struct io_uring`, used as liburing
+/// allows (see `ring::Ring`).
+/// `cqe_ptr`, `ts` and `sigmask` are null or valid for the call as liburing's
+/// documentation of this function asks.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_submit_and_wait_timeout(
     ring: *mut IoUring,
@@ -101,6 +144,11 @@ pub unsafe extern "C" fn io_uring_submit_and_wait_timeout(
     queue_call!(ring, EINVAL, Submit, |ring| queue::submit_and_wait_timeout(ring, cqe_ptr, wait_nr, ts, sigmask))
 }
 
+/// # Safety
+/// `ring` is null (an error) or a live `struct io_uring`, used as liburing
+/// allows (see `ring::Ring`).
+/// `cqe_ptr`, `ts` and `sigmask` are null or valid for the call as liburing's
+/// documentation of this function asks.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_submit_and_wait_min_timeout(
     ring: *mut IoUring,
@@ -116,6 +164,11 @@ pub unsafe extern "C" fn io_uring_submit_and_wait_min_timeout(
     })
 }
 
+/// # Safety
+/// `ring` is null (an error) or a live `struct io_uring`, used as liburing
+/// allows (see `ring::Ring`).
+/// `cqe_ptr` is null or valid for the call as liburing's documentation of this
+/// function asks.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_submit_and_wait_reg(
     ring: *mut IoUring,
@@ -127,6 +180,11 @@ pub unsafe extern "C" fn io_uring_submit_and_wait_reg(
     queue_call!(ring, EINVAL, Submit, |ring| queue::submit_and_wait_reg(ring, cqe_ptr, wait_nr, reg_index))
 }
 
+/// # Safety
+/// `ring` is null (an error) or a live `struct io_uring`, used as liburing
+/// allows (see `ring::Ring`).
+/// `cqes` is null or valid for the call as liburing's documentation of this
+/// function asks.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_peek_batch_cqe(ring: *mut IoUring, cqes: *mut *mut io_uring_cqe, count: c_uint) -> c_uint {
     if cqes.is_null() || count == 0 {

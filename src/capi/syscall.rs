@@ -3,8 +3,12 @@
 use core::ffi::{c_uint, c_void};
 
 use crate::ring::queue::NSIG_BYTES;
+use crate::ring::syscall;
 use crate::sys::{self, io_uring_params};
 
+/// # Safety
+/// `p` is null or valid for the call as liburing's documentation of this
+/// function asks.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_setup(entries: c_uint, p: *mut io_uring_params) -> i32 {
     // Under interception the system call is the engine's, as a program's
@@ -19,6 +23,9 @@ pub unsafe extern "C" fn io_uring_setup(entries: c_uint, p: *mut io_uring_params
     unsafe { sys::io_uring_setup(entries, p) }
 }
 
+/// # Safety
+/// `sig` is null or valid for the call as liburing's documentation of this
+/// function asks.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_enter(
     fd: c_uint,
@@ -32,9 +39,12 @@ pub unsafe extern "C" fn io_uring_enter(
         return crate::intercept::enter(fd as i32, to_submit, min_complete, flags, sig as *const c_void, NSIG_BYTES);
     }
     // SAFETY: the kernel validates every argument; `sig` may be null.
-    unsafe { sys::io_uring_enter(fd as i32, to_submit, min_complete, flags, sig as *const c_void, NSIG_BYTES) }
+    unsafe { syscall::io_uring_enter(fd as i32, to_submit, min_complete, flags, sig as *const c_void, NSIG_BYTES) }
 }
 
+/// # Safety
+/// `arg` is null or valid for the call as liburing's documentation of this
+/// function asks.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_enter2(
     fd: c_uint,
@@ -49,9 +59,12 @@ pub unsafe extern "C" fn io_uring_enter2(
         return crate::intercept::enter(fd as i32, to_submit, min_complete, flags, arg, sz);
     }
     // SAFETY: the kernel validates every argument against `flags` and `sz`.
-    unsafe { sys::io_uring_enter(fd as i32, to_submit, min_complete, flags, arg, sz) }
+    unsafe { syscall::io_uring_enter(fd as i32, to_submit, min_complete, flags, arg, sz) }
 }
 
+/// # Safety
+/// `arg` is null or valid for the call as liburing's documentation of this
+/// function asks.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register(
     fd: c_uint,
@@ -64,5 +77,5 @@ pub unsafe extern "C" fn io_uring_register(
         return crate::intercept::register(fd as i32, opcode, arg, nr_args);
     }
     // SAFETY: the kernel validates `arg` against `opcode` and `nr_args`.
-    unsafe { sys::io_uring_register(fd as i32, opcode, arg, nr_args) }
+    unsafe { syscall::io_uring_register(fd as i32, opcode, arg, nr_args) }
 }

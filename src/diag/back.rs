@@ -19,7 +19,7 @@ use super::state::{self, Flight, State, LANES, STATE};
 use super::trace::{self, RegDetail, RingName, Stamp};
 use super::view::{Cqe, RingView};
 use super::{env, Hooks, Lib, HOOKS_VERSION};
-use crate::ring::IoUring;
+use crate::sys::liburing::IoUring;
 use crate::sys::*;
 
 static MODE: AtomicU8 = AtomicU8::new(0);
@@ -258,7 +258,7 @@ fn open_record(st: &mut State, ring: *const IoUring, v: &RingView) -> Option<usi
     (r.fd, r.fd_is_index) = if v.ring_fd >= 0 { (v.ring_fd, false) } else { (v.enter_fd, true) };
     r.cq_next = head;
     r.cq_head = head;
-    r.engine = v.int_flags & crate::engine::INT_FLAG != 0;
+    r.engine = v.int_flags & crate::sys::liburing::int_flags::ENGINE != 0;
     Some(i)
 }
 
@@ -548,7 +548,7 @@ fn catch_up(st: &mut State, i: usize, v: &RingView, stamp: &Stamp, o: &mut Outs)
         if mixed && c.flags & IORING_CQE_F_SKIP != 0 {
             continue;
         }
-        if internal_timeouts && c.user_data == crate::ring::queue::LIBURING_UDATA_TIMEOUT {
+        if internal_timeouts && c.user_data == crate::sys::liburing::LIBURING_UDATA_TIMEOUT {
             continue;
         }
         let c = if wide { v.cqe(idx.wrapping_sub(2), true) } else { c };
@@ -621,7 +621,7 @@ extern "C" fn setup(ring: *const IoUring, entries: u32, flags: u32, ret: i32) {
                 json::arg_u(t, "sq_entries", v.sq_entries as u64);
                 json::arg_u(t, "cq_entries", v.cq_entries as u64);
                 json::arg_str(t, "engine", |t| {
-                    t.s(if v.int_flags & crate::engine::INT_FLAG != 0 { "user" } else { "kernel" });
+                    t.s(if v.int_flags & crate::sys::liburing::int_flags::ENGINE != 0 { "user" } else { "kernel" });
                 });
             }
             json::close(t);

@@ -5,8 +5,9 @@
 //! - [`names`]: readable names for flags, features, opcodes and errno values;
 //! - [`sysinfo`]: facts about the system and this process (sysctls,
 //!   seccomp, capabilities, RLIMIT_MEMLOCK, kernel release);
-//! - [`probe`]: questions put to the kernel with short-lived rings of our
-//!   own (which setup flags and register opcodes it knows, its largest ring);
+//! - the questions put to the kernel with short-lived rings of our own
+//!   (which setup flags and register opcodes it knows, its largest ring)
+//!   are the ring logic's (`ring::ask`), which makes rings;
 //! - [`setup`](mod@setup): one human-readable line per failed ring setup,
 //!   kept per thread for `liburing_rs_setup_error()`.
 //!
@@ -40,7 +41,6 @@
 //! caught at the next library call by comparing the head with the tail.
 
 pub mod names;
-pub mod probe;
 pub mod setup;
 pub mod sysinfo;
 
@@ -60,7 +60,7 @@ use core::ffi::{c_void, CStr};
 use core::ptr;
 use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 
-use crate::ring::IoUring;
+use crate::sys::liburing::IoUring;
 
 /// Below this address a queue call's ring takes the slow path (see the
 /// module documentation): 1 normally (only NULL), `usize::MAX` when on.
@@ -91,13 +91,6 @@ pub struct Lib {
     /// `io_uring_register(2)` as the library routes it (kernel or engine).
     pub register: unsafe extern "C" fn(i32, u32, *const c_void, u32) -> i32,
 }
-
-unsafe extern "C" fn lib_register(fd: i32, opcode: u32, arg: *const c_void, nr: u32) -> i32 {
-    // SAFETY: the diagnostics pass an argument valid for `opcode`.
-    unsafe { crate::sys::io_uring_register(fd, opcode, arg, nr) }
-}
-
-static LIB: Lib = Lib { register: lib_register };
 
 const HOOKS_VERSION: u32 = 2;
 const DIAG_SO: &[u8] = b"liburing-rs-diag.so.2.15";
@@ -130,7 +123,7 @@ fn env(name: &CStr) -> Option<&'static [u8]> {
 /// Reads the environment, once per process; loads the diagnostics if asked.
 #[cold]
 #[inline(never)]
-fn init() {
+fn init(lib: &'static Lib) {
     if INIT.load(Ordering::Acquire) == 2 {
         return;
     }
@@ -143,7 +136,7 @@ fn init() {
     }
     if env(c"LIBURING_RS_TRACE").is_some() || env(c"LIBURING_RS_CHECK").is_some() {
         if let Some(h) = load() {
-            if (h.init)(&LIB) {
+            if (h.init)(lib) {
                 HOOKS.store(h as *const Hooks as *mut Hooks, Ordering::Release);
                 GATE.store(usize::MAX, Ordering::Relaxed);
             }
@@ -279,11 +272,12 @@ pub fn call<R>(ring: *mut IoUring, kind: Call, f: impl FnOnce() -> R) -> R {
 }
 
 /// After a setup call on `ring` (`entries` and `flags` as the caller asked;
-/// `ret` < 0 is the error). The first one reads the environment.
+/// `ret` < 0 is the error). The first one reads the environment, and
+/// lends `lib` to the diagnostics if it loads them.
 #[cold]
 #[inline(never)]
-pub fn setup(ring: *const IoUring, entries: u32, flags: u32, ret: i32) {
-    init();
+pub fn setup(ring: *const IoUring, entries: u32, flags: u32, ret: i32, lib: &'static Lib) {
+    init(lib);
     if on() {
         (hooks().setup)(ring, entries, flags, ret);
     }

@@ -19,7 +19,7 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 
 use super::names::{push_errno, push_setup_flags};
 use super::sysinfo::{SysFacts, CAP_IPC_LOCK, CAP_SYS_ADMIN, UNLIMITED};
-use super::{probe, Line};
+use super::Line;
 use crate::sys::*;
 
 /// Room for the longest line (a few numbers and flag names), NUL included.
@@ -50,7 +50,9 @@ pub struct Facts {
 }
 
 impl Facts {
-    pub fn gather(ret: i32, entries: u32, flags: u32, p: &io_uring_params, user_mem: Option<usize>) -> Self {
+    /// `unknown_flags` and `ring_bytes` come from the ring logic, which
+    /// can set up rings and size them.
+    pub fn gather(ret: i32, entries: u32, flags: u32, p: &io_uring_params, user_mem: Option<usize>, unknown_flags: u32, ring_bytes: u64) -> Self {
         let err = -ret;
         Facts {
             err,
@@ -59,9 +61,8 @@ impl Facts {
             cq_entries: p.cq_entries,
             wq_fd: p.wq_fd,
             resv_set: p.resv != [0; 3],
-            unknown_flags: if err == libc::EINVAL && flags != 0 { probe::unknown_setup_flags(flags) } else { 0 },
-            // p.flags are those of the last attempt, the size it needed.
-            ring_bytes: crate::ring::setup::memory_size_params(entries, p).max(0) as u64,
+            unknown_flags,
+            ring_bytes,
             user_mem: user_mem.map(|n| n as u64),
             sys: SysFacts::gather(),
         }
@@ -357,8 +358,8 @@ pub fn explain(f: &Facts, cause: Cause, out: &mut Line<LINE_CAP>) {
 /// The hook: called once per failed `io_uring_queue_init*`, with the flags
 /// the caller asked for (the setup path may have added NO_SQARRAY to `p`)
 /// and the size of the caller's memory for io_uring_queue_init_mem.
-pub fn setup_failed(ret: i32, entries: u32, flags: u32, p: &io_uring_params, user_mem: Option<usize>) {
-    let facts = Facts::gather(ret, entries, flags, p, user_mem);
+pub fn setup_failed(ret: i32, entries: u32, flags: u32, p: &io_uring_params, user_mem: Option<usize>, unknown_flags: u32, ring_bytes: u64) {
+    let facts = Facts::gather(ret, entries, flags, p, user_mem, unknown_flags, ring_bytes);
     let mut line = Line::<LINE_CAP>::new();
     explain(&facts, decide(&facts), &mut line);
     remember(&line);
@@ -395,6 +396,10 @@ static KEY: AtomicUsize = AtomicUsize::new(0);
 /// Shown when a thread's buffer could not be allocated.
 static NO_MEMORY: &[u8] = b"ring setup failed (no memory was left to record why)\0";
 
+/// The pthread key's destructor for a thread's line buffer.
+///
+/// # Safety
+/// `p` is a value stored under `KEY`: a calloc'd buffer or `NO_MEMORY`.
 unsafe extern "C" fn free_line(p: *mut c_void) {
     if !ptr::eq(p as *const u8, NO_MEMORY.as_ptr()) {
         // SAFETY: every other value stored under KEY came from calloc.
@@ -633,11 +638,11 @@ mod tests {
         std::thread::spawn(|| {
             assert_eq!(last(), None);
             let p = io_uring_params::default();
-            setup_failed(-libc::EINVAL, 0, 0, &p, None);
+            setup_failed(-libc::EINVAL, 0, 0, &p, None, 0, 0);
             assert_eq!(last().unwrap(), "ring setup failed with EINVAL: a ring needs at least 1 entry");
             std::thread::spawn(|| {
                 assert_eq!(last(), None);
-                setup_failed(-libc::EINVAL, 40000, 0, &io_uring_params::default(), None);
+                setup_failed(-libc::EINVAL, 40000, 0, &io_uring_params::default(), None, 0, 0);
                 assert!(last().unwrap().contains("40000 entries"));
             })
             .join()

@@ -9,7 +9,8 @@
 use core::ptr::{addr_of, read_volatile};
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use crate::ring::{load_acquire, page_mapped, IoUring};
+use crate::sys::liburing::IoUring;
+use crate::sys::mem::{load_acquire, page_mapped};
 use crate::sys::{io_uring_cqe, io_uring_sqe, IORING_SETUP_CQE32, IORING_SETUP_SQE128, IORING_SETUP_SQ_REWIND};
 
 pub use crate::sys::flat_sqe::Sqe;

@@ -15,7 +15,7 @@ use super::req::{ArmedList, Fifo, Mode};
 use super::rsrc::Rsrc;
 use super::lock::{futex_wake, Mutex};
 use crate::sys::{
-    io_uring_cqe, io_uring_sqe, IORING_CQE_F_32, IORING_CQE_F_SKIP, IORING_CQ_EVENTFD_DISABLED, IORING_SETUP_CQE32,
+    io_uring_cqe, io_uring_sqe, IORING_SETUP_R_DISABLED, IORING_CQE_F_32, IORING_CQE_F_SKIP, IORING_CQ_EVENTFD_DISABLED, IORING_SETUP_CQE32,
     IORING_SETUP_CQE_MIXED, IORING_SQ_CQ_OVERFLOW,
 };
 
@@ -154,10 +154,11 @@ pub(crate) struct Ctx {
     pub submit: Mutex<super::submit::SubmitState>,
     /// Completion side (the kernel's completion_lock).
     pub inner: Mutex<Inner>,
-    /// Bumped after every CQ publish: the futex waiters sleep on.
-    /// CQEs wait in `Inner::overflow` (IORING_SQ_CQ_OVERFLOW, in memory
-    /// the application cannot clear).
+    /// Whether CQEs wait in `Inner::overflow` (written under `inner`, read
+    /// without it): the engine's own record, since IORING_SQ_CQ_OVERFLOW
+    /// sits in memory the application can write.
     pub overflow_held: AtomicBool,
+    /// Bumped after every CQ publish: the futex waiters sleep on it.
     pub cq_seq: AtomicU32,
     pub cq_waiters: AtomicU32,
     /// Timeouts that expired (they wake waiters, as in the kernel).
@@ -268,6 +269,70 @@ impl Inner {
 }
 
 impl Ctx {
+    /// A ring's state as setup makes it: ring fd `fd` (the program's
+    /// number) and `efd` (the engine's dup), `flags` as set up, its memory
+    /// with `entries` (SQ, CQ) and the SQ array (null with NO_SQARRAY), and
+    /// the SQPOLL thread it joins.
+    pub(crate) fn new(
+        fd: i32,
+        efd: i32,
+        flags: u32,
+        mem: Memory,
+        (sq_entries, cq_entries): (u32, u32),
+        sq_array: *const u32,
+        sqd: Option<alloc::sync::Arc<super::sqpoll::Sqd>>,
+    ) -> Ctx {
+        Ctx {
+            fd: AtomicI32::new(fd),
+            efd,
+            epoch: os::epoch(),
+            fd_lost: AtomicBool::new(false),
+            app_fd_checked: AtomicU64::new(0),
+            flags,
+            fork_gen: AtomicU32::new(super::table::FORK_GEN.load(Ordering::Relaxed)),
+            forked: AtomicBool::new(false),
+            cq_xlock: super::lock::SharedLock::new(),
+            fork_child: AtomicU8::new(0),
+            handle: AtomicU32::new(0),
+            mem,
+            sq_entries,
+            cq_entries,
+            sq_array,
+            submit: Mutex::new(super::submit::SubmitState::new()),
+            inner: Mutex::new(Inner::new()),
+            overflow_held: AtomicBool::new(false),
+            cq_seq: AtomicU32::new(0),
+            cq_waiters: AtomicU32::new(0),
+            timeouts_fired: AtomicU32::new(0),
+            fd_signalled: AtomicBool::new(false),
+            users: AtomicU32::new(0),
+            disabled: AtomicBool::new(flags & IORING_SETUP_R_DISABLED != 0),
+            submitter: AtomicU64::new(0),
+            evfd: AtomicU64::new(0),
+            evfd_users: AtomicU32::new(0),
+            tw_pending: AtomicBool::new(false),
+            deferred_pending: AtomicBool::new(false),
+            fired_pending: AtomicBool::new(false),
+            dying: AtomicBool::new(false),
+            rsrc: Mutex::new(Rsrc::new()),
+            kbuf: Mutex::new(super::kbuf::Groups::new()),
+            sig_waiters: Mutex::new(alloc::vec::Vec::new()),
+            nr_sig_waiters: AtomicU32::new(0),
+            wait_region: Mutex::new((0, 0)),
+            clock_boottime: AtomicBool::new(false),
+            restrictions: Mutex::new(super::register::Restrictions::new()),
+            restricted: AtomicBool::new(false),
+            sq_last: AtomicBool::new(false),
+            in_submit: core::sync::atomic::AtomicUsize::new(0),
+            submit_creds: super::lock::Mutex::new(None),
+            submit_creds_used: AtomicBool::new(false),
+            personalities: Mutex::new(super::creds::Personalities::new()),
+            napi: Mutex::new(super::napi::Napi::new()),
+            ready: super::readiness::Readiness::new(),
+            sqd,
+        }
+    }
+
     /// The ring fd's current number.
     pub(crate) fn fd(&self) -> i32 {
         self.fd.load(Ordering::Acquire)

@@ -61,10 +61,14 @@ impl<T> Held for super::lock::Mutex<T> {
     fn hold(&self) {
         super::lock::Mutex::hold(self);
     }
+    /// # Safety
+    /// As [`Held::unhold`].
     unsafe fn unhold(&self) {
         // SAFETY: forwarded contract.
         unsafe { super::lock::Mutex::unhold(self) };
     }
+    /// # Safety
+    /// As [`Held::reset`].
     unsafe fn reset(&self) {
         // SAFETY: forwarded contract.
         unsafe { self.reset_after_fork() };
@@ -137,7 +141,7 @@ extern "C" fn child() {
 /// Whether the ring's memory came along (io_uring_ring_dontfork keeps it
 /// from the child).
 fn inherited_memory(ctx: &Ctx) -> bool {
-    crate::ring::page_mapped(ctx.mem.rings) && crate::ring::page_mapped(ctx.mem.sqes as *const u8)
+    crate::sys::mem::page_mapped(ctx.mem.rings) && crate::sys::mem::page_mapped(ctx.mem.sqes as *const u8)
 }
 
 /// Makes an inherited ring this process's own.

@@ -588,7 +588,7 @@ fn reg_resv_zero(reg: &io_uring_buf_reg) -> bool {
 }
 
 fn page_align(n: usize) -> usize {
-    let page = crate::ring::page_size();
+    let page = crate::sys::mem::page_size();
     (n + page - 1) & !(page - 1)
 }
 
@@ -654,14 +654,14 @@ pub(crate) fn register_ring(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
         if a == 0 {
             return -libc::EFAULT;
         }
-        if a % crate::ring::page_size() as u64 != 0 {
+        if a % crate::sys::mem::page_size() as u64 != 0 {
             return -libc::EINVAL;
         }
         if a.checked_add(size as u64).is_none() {
             return -libc::EOVERFLOW;
         }
         // The kernel pins the ring for writing.
-        if !crate::ring::writable(a, size) {
+        if !crate::sys::mem::writable(a, size) {
             return -libc::EFAULT;
         }
         (a as *mut u8, None)

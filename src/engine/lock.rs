@@ -81,7 +81,7 @@ impl SharedLock {
         let rw = libc::PROT_READ | libc::PROT_WRITE;
         // SAFETY: a fresh shared mapping touches no existing memory.
         let Ok(p) = (unsafe {
-            crate::sys::mmap(core::ptr::null_mut(), crate::ring::page_size(), rw, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0)
+            crate::sys::mmap(core::ptr::null_mut(), crate::sys::mem::page_size(), rw, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0)
         }) else {
             return false;
         };
@@ -97,7 +97,7 @@ impl SharedLock {
             let r = libc::pthread_mutex_init(m, &a);
             libc::pthread_mutexattr_destroy(&mut a);
             if r != 0 {
-                crate::sys::munmap(p, crate::ring::page_size());
+                crate::sys::munmap(p, crate::sys::mem::page_size());
                 return false;
             }
         }
@@ -143,7 +143,7 @@ impl SharedLock {
         let m = self.m.swap(core::ptr::null_mut(), Ordering::Relaxed);
         if !m.is_null() {
             // SAFETY: the page `make` mapped; per the contract it is unused.
-            unsafe { crate::sys::munmap(m as *mut core::ffi::c_void, crate::ring::page_size()) };
+            unsafe { crate::sys::munmap(m as *mut core::ffi::c_void, crate::sys::mem::page_size()) };
         }
     }
 }

@@ -35,8 +35,6 @@ mod futex;
 mod io_wq;
 mod kbuf;
 mod lock;
-#[cfg(panic = "abort")]
-mod malloc;
 mod napi;
 mod net;
 mod netbuf;
@@ -71,10 +69,6 @@ use core::sync::atomic::Ordering;
 
 use crate::sys::{self, io_uring_params, IORING_ENTER_REGISTERED_RING, IORING_REGISTER_USE_REGISTERED_RING};
 
-/// A bit of `IoUring::int_flags` (free in liburing) marking engine rings,
-/// so the ring logic's enter path tests a byte it has loaded anyway.
-pub const INT_FLAG: u8 = 0x40;
-
 /// Hook (ring setup, after success): the int_flags bit for ring fd `fd`
 /// (a registered index with IORING_SETUP_REGISTERED_FD_ONLY).
 pub fn int_flag(fd: i32, registered: bool) -> u8 {
@@ -83,7 +77,7 @@ pub fn int_flag(fd: i32, registered: bool) -> u8 {
     }
     let r = if registered { table::lookup_registered(fd as u32) } else { table::lookup(fd) };
     if r.is_some() {
-        INT_FLAG
+        crate::sys::liburing::int_flags::ENGINE
     } else {
         0
     }
@@ -162,7 +156,7 @@ pub fn active() -> bool {
     table::LIVE.load(Ordering::Relaxed) != 0
 }
 
-/// Hook (enter): io_uring_enter(2) for rings marked with `INT_FLAG`, and
+/// Hook (enter): io_uring_enter(2) for rings marked with `int_flags::ENGINE`, and
 /// for the raw system call once `active()`: engine rings are served here,
 /// anything else goes to the kernel.
 ///
@@ -175,7 +169,7 @@ pub unsafe fn enter(fd: i32, to_submit: u32, min_complete: u32, flags: u32, arg:
     let r = if registered { table::lookup_registered(fd as u32) } else { table::lookup(fd) };
     let Some(r) = r else {
         // SAFETY: forwarded contract.
-        return unsafe { sys::kernel_enter(fd, to_submit, min_complete, flags, arg, argsz) };
+        return unsafe { sys::io_uring_enter(fd, to_submit, min_complete, flags, arg, argsz) };
     };
     let ctx = r.ctx();
     if let Err(e) = usable(ctx, registered, fd) {
@@ -218,7 +212,7 @@ pub unsafe fn register(fd: i32, opcode: u32, arg: *const c_void, nr_args: u32) -
     let r = if registered { table::lookup_registered(fd as u32) } else { table::lookup(fd) };
     let Some(r) = r else {
         // SAFETY: forwarded contract.
-        return unsafe { sys::kernel_register(fd, opcode, arg, nr_args) };
+        return unsafe { sys::io_uring_register(fd, opcode, arg, nr_args) };
     };
     if let Err(e) = usable(r.ctx(), registered, fd) {
         return e;
@@ -339,7 +333,7 @@ pub fn ring_engine(fd: i32, registered: bool) -> i32 {
             // A kernel ring answers an empty io_uring_enter; anything else
             // is not a ring.
             // SAFETY: no submissions, no wait, no argument memory.
-            match unsafe { sys::kernel_enter(fd, 0, 0, if registered { IORING_ENTER_REGISTERED_RING } else { 0 }, core::ptr::null(), 0) } {
+            match unsafe { sys::io_uring_enter(fd, 0, 0, if registered { IORING_ENTER_REGISTERED_RING } else { 0 }, core::ptr::null(), 0) } {
                 e if e == -libc::EBADF || e == -libc::EOPNOTSUPP || e == -libc::EINVAL => -libc::EBADF,
                 _ => ENGINE_KERNEL,
             }

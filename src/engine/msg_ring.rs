@@ -111,7 +111,7 @@ pub(crate) fn sync_msg(arg: *const core::ffi::c_void, nr: u32) -> i32 {
         None if unsafe { libc::fcntl(sqe.fd, libc::F_GETFD) } < 0 => -libc::EBADF,
         None => {
             // SAFETY: forwarded caller contract (one SQE at arg).
-            let k = unsafe { crate::sys::kernel_register(-1, crate::sys::IORING_REGISTER_SEND_MSG_RING, arg, nr) };
+            let k = unsafe { crate::sys::io_uring_register(-1, crate::sys::IORING_REGISTER_SEND_MSG_RING, arg, nr) };
             if k == -libc::ENOSYS || k == -libc::EPERM || k == -libc::EACCES {
                 -libc::EBADFD
             } else {

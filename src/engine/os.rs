@@ -361,7 +361,7 @@ pub(crate) fn copy_from_user(dst: *mut u8, src: u64, len: usize) -> Result<(), i
 /// from caller memory, a page at a time so a string ending just before an
 /// unmapped page is fine. Err(-ENAMETOOLONG) when no NUL comes in time.
 pub(crate) fn copy_str_from_user(src: u64, max: usize) -> Result<alloc::vec::Vec<u8>, i32> {
-    let page = crate::ring::page_size() as u64;
+    let page = crate::sys::mem::page_size() as u64;
     let mut out = alloc::vec::Vec::new();
     let mut at = src;
     while out.len() < max {

@@ -408,7 +408,7 @@ fn mem_region(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
         Ok(v) => v,
         Err(e) => return e,
     };
-    let page = crate::ring::page_size() as u64;
+    let page = crate::sys::mem::page_size() as u64;
     if rd.flags != IORING_MEM_REGION_TYPE_USER || rd.__resv != [0; 4] || rd.id != 0 || rd.mmap_offset != 0 {
         return -libc::EINVAL;
     }
@@ -418,7 +418,7 @@ fn mem_region(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
     if rd.user_addr.checked_add(rd.size).is_none() {
         return -libc::EOVERFLOW;
     }
-    if rd.user_addr == 0 || !crate::ring::writable(rd.user_addr, rd.size as usize) {
+    if rd.user_addr == 0 || !crate::sys::mem::writable(rd.user_addr, rd.size as usize) {
         return -libc::EFAULT;
     }
     let mut w = ctx.wait_region.lock();

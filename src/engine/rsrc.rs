@@ -396,7 +396,7 @@ fn check_buf(iov: &libc::iovec, tag: u64) -> Result<Option<BufSlot>, i32> {
         }
         return Ok(None);
     }
-    if len == 0 || len > MAX_BUF_LEN || addr.checked_add(len).is_none() || !crate::ring::writable(addr, len as usize) {
+    if len == 0 || len > MAX_BUF_LEN || addr.checked_add(len).is_none() || !crate::sys::mem::writable(addr, len as usize) {
         return Err(-libc::EFAULT);
     }
     Ok(Some(BufSlot { addr, len, tag, cloned: false }))
@@ -427,7 +427,7 @@ fn pinned(b: &BufSlot) -> u64 {
     if b.cloned {
         return 0;
     }
-    let page = crate::ring::page_size() as u64;
+    let page = crate::sys::mem::page_size() as u64;
     (b.addr + b.len).div_ceil(page) * page - b.addr / page * page
 }
 

@@ -1,12 +1,11 @@
 //! Creating and destroying engine rings.
 
 use alloc::boxed::Box;
-use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::Ordering;
 
-use super::ctx::{off, Ctx, Inner, Memory};
-use super::lock::Mutex;
+use super::ctx::{off, Ctx, Memory};
 use super::table::{self, RingRef};
-use super::{os, rsrc::Rsrc, submit::SubmitState};
+use super::os;
 use crate::sys::*;
 
 const MAX_ENTRIES: u32 = 32768;
@@ -85,7 +84,7 @@ fn layout(flags: u32, sq: u32, cq: u32) -> (usize, usize, usize) {
 }
 
 fn page_align(n: usize) -> usize {
-    let page = crate::ring::page_size();
+    let page = crate::sys::mem::page_size();
     (n + page - 1) & !(page - 1)
 }
 
@@ -96,13 +95,13 @@ fn memory(p: &io_uring_params, rings_len: usize, sqes_len: usize) -> Result<Memo
         if r == 0 || s == 0 {
             return Err(-libc::EFAULT);
         }
-        let page = crate::ring::page_size() as u64;
+        let page = crate::sys::mem::page_size() as u64;
         if r % page != 0 || s % page != 0 {
             return Err(-libc::EINVAL);
         }
         // The kernel pins both for writing: EFAULT where it cannot (and
         // io_uring_queue_init_mem leaves such memory for this to refuse).
-        if !crate::ring::writable(r, rings_len) || !crate::ring::writable(s, sqes_len) {
+        if !crate::sys::mem::writable(r, rings_len) || !crate::sys::mem::writable(s, sqes_len) {
             return Err(-libc::EFAULT);
         }
         return Ok(Memory { rings: r as *mut u8, rings_len, sqes: s as *mut io_uring_sqe, sqes_len, owned: false, memfd: -1 });
@@ -149,7 +148,7 @@ pub(crate) fn alias_by_mremap() -> bool {
         2 => return false,
         _ => {}
     }
-    let page = crate::ring::page_size();
+    let page = crate::sys::mem::page_size();
     let rw = libc::PROT_READ | libc::PROT_WRITE;
     let ok = match unsafe {
         // SAFETY: a fresh anonymous mapping, unmapped below.
@@ -222,55 +221,7 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
     } else {
         core::ptr::null()
     };
-    let ctx = Box::new(Ctx {
-        fd: AtomicI32::new(fd),
-        efd,
-        epoch: os::epoch(),
-        fd_lost: AtomicBool::new(false),
-        app_fd_checked: AtomicU64::new(0),
-        flags: p.flags,
-        fork_gen: AtomicU32::new(table::FORK_GEN.load(Ordering::Relaxed)),
-        forked: AtomicBool::new(false),
-        cq_xlock: super::lock::SharedLock::new(),
-        fork_child: AtomicU8::new(0),
-        handle: AtomicU32::new(0),
-        mem,
-        sq_entries: sq,
-        cq_entries: cq,
-        sq_array,
-        submit: Mutex::new(SubmitState::new()),
-        inner: Mutex::new(Inner::new()),
-        overflow_held: AtomicBool::new(false),
-        cq_seq: AtomicU32::new(0),
-        cq_waiters: AtomicU32::new(0),
-        timeouts_fired: AtomicU32::new(0),
-        fd_signalled: AtomicBool::new(false),
-        users: AtomicU32::new(0),
-        disabled: AtomicBool::new(p.flags & IORING_SETUP_R_DISABLED != 0),
-        submitter: AtomicU64::new(0),
-        evfd: AtomicU64::new(0),
-        evfd_users: AtomicU32::new(0),
-        tw_pending: AtomicBool::new(false),
-        deferred_pending: AtomicBool::new(false),
-        fired_pending: AtomicBool::new(false),
-        dying: AtomicBool::new(false),
-        rsrc: Mutex::new(Rsrc::new()),
-        kbuf: Mutex::new(super::kbuf::Groups::new()),
-        sig_waiters: Mutex::new(alloc::vec::Vec::new()),
-        nr_sig_waiters: AtomicU32::new(0),
-        wait_region: Mutex::new((0, 0)),
-        clock_boottime: AtomicBool::new(false),
-        restrictions: Mutex::new(super::register::Restrictions::new()),
-        restricted: AtomicBool::new(false),
-        sq_last: AtomicBool::new(false),
-        in_submit: core::sync::atomic::AtomicUsize::new(0),
-        submit_creds: super::lock::Mutex::new(None),
-        submit_creds_used: AtomicBool::new(false),
-        personalities: Mutex::new(super::creds::Personalities::new()),
-        napi: Mutex::new(super::napi::Napi::new()),
-        ready: super::readiness::Readiness::new(),
-        sqd,
-    });
+    let ctx = Box::new(Ctx::new(fd, efd, p.flags, mem, (sq, cq), sq_array, sqd));
     if p.flags & IORING_SETUP_R_DISABLED == 0 {
         super::wait::claim_issuer(&ctx);
     }

@@ -70,7 +70,7 @@ unsafe impl Sync for Sqd {}
 impl Drop for Sqd {
     fn drop(&mut self) {
         // SAFETY: the page was mapped in `prepare` and nothing uses it now.
-        unsafe { crate::sys::munmap(self.words as *mut c_void, crate::ring::page_size()) };
+        unsafe { crate::sys::munmap(self.words as *mut c_void, crate::sys::mem::page_size()) };
     }
 }
 
@@ -257,7 +257,7 @@ pub(crate) fn prepare(p: &io_uring_params) -> Result<Option<Arc<Sqd>>, i32> {
     };
     let rw = libc::PROT_READ | libc::PROT_WRITE;
     // SAFETY: a fresh anonymous mapping, zero-filled.
-    let words = unsafe { crate::sys::mmap(core::ptr::null_mut(), crate::ring::page_size(), rw, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0) }?;
+    let words = unsafe { crate::sys::mmap(core::ptr::null_mut(), crate::sys::mem::page_size(), rw, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0) }?;
     let sqd = Arc::new(Sqd {
         state: Mutex::new(State { rings: Vec::new(), users: 1, stop: false }),
         words: words as *const Words,

@@ -370,7 +370,7 @@ pub fn enter(fd: i32, to_submit: u32, min_complete: u32, flags: u32, arg: *const
         return unsafe { engine::enter(fd, to_submit, min_complete, flags, arg, argsz) };
     }
     // SAFETY: the kernel checks every argument.
-    let r = unsafe { sys::kernel_enter(fd, to_submit, min_complete, flags, arg, argsz) };
+    let r = unsafe { sys::io_uring_enter(fd, to_submit, min_complete, flags, arg, argsz) };
     if !refused(r) {
         r
     } else if flags & !0xff != 0 || registered {
@@ -390,7 +390,7 @@ pub fn register(fd: i32, opcode: u32, arg: *const c_void, nr_args: u32) -> i32 {
         if fd == -1 || engine::is_ring(fd, registered) {
             engine::register(fd, opcode, arg, nr_args)
         } else {
-            sys::kernel_register(fd, opcode, arg, nr_args)
+            sys::io_uring_register(fd, opcode, arg, nr_args)
         }
     };
     if !refused(r) || (fd != -1 && engine::is_ring(fd, registered)) {

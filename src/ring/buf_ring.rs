@@ -34,7 +34,7 @@ fn setup_kernel_mem(ring: Ring, nentries: u32, bgid: i32, flags: u32, err: &mut 
     // SAFETY: a fresh shared mapping of the kernel's ring at no fixed address
     // (an engine ring's fd is served by the engine).
     let map = unsafe {
-        crate::engine::mmap(
+        super::syscall::mmap(
             ptr::null_mut(),
             ring_bytes(nentries),
             libc::PROT_READ | libc::PROT_WRITE,

@@ -5,10 +5,11 @@ use core::ffi::c_void;
 use core::ptr;
 use core::sync::atomic::{fence, Ordering};
 
-use super::types::{int_flags, Ring, RING_SLOW};
+use super::types::{int_flags, IoUring, Ring, RING_SLOW};
+use super::syscall::{enter, enter_kernel};
 use super::{cqe_shift, load_acquire, load_relaxed, sqe_shift, store_release};
 use crate::sys::{
-    self, __kernel_timespec, io_uring_cqe, io_uring_getevents_arg, io_uring_reg_wait,
+    __kernel_timespec, io_uring_cqe, io_uring_getevents_arg, io_uring_reg_wait,
     io_uring_sqe, IORING_CQE_F_32, IORING_CQE_F_SKIP, IORING_ENTER_EXT_ARG,
     IORING_ENTER_EXT_ARG_REG, IORING_ENTER_GETEVENTS, IORING_ENTER_SQ_WAIT,
     IORING_ENTER_SQ_WAKEUP, IORING_FEAT_EXT_ARG, IORING_FEAT_MIN_TIMEOUT, IORING_OP_TIMEOUT,
@@ -16,8 +17,7 @@ use crate::sys::{
     IORING_SETUP_SQ_REWIND, IORING_SQ_CQ_OVERFLOW, IORING_SQ_NEED_WAKEUP, IORING_SQ_TASKRUN,
 };
 
-/// The user_data of the timeout SQE used on kernels without EXT_ARG.
-pub const LIBURING_UDATA_TIMEOUT: u64 = u64::MAX;
+pub use crate::sys::liburing::LIBURING_UDATA_TIMEOUT;
 /// Size of the kernel's sigset, which `io_uring_enter` wants alongside it.
 pub const NSIG_BYTES: usize = 65 / 8;
 
@@ -120,27 +120,32 @@ fn cq_needs_enter(ring: Ring) -> bool {
     ring.int_flags() & int_flags::CQ_ENTER != 0 || cq_needs_flush(ring)
 }
 
-#[inline(always)]
-/// `io_uring_enter` on this ring, with the ring's own enter flags (its
-/// registered index, iowait) added to `flags`; engine rings go to the
-/// userspace engine.
-fn enter(ring: Ring, submit: u32, wait_nr: u32, flags: u32, arg: *const c_void, sz: usize) -> i32 {
-    if ring.int_flags() & crate::engine::INT_FLAG != 0 {
-        let flags = flags | ring.enter_flags();
-        // SAFETY: as for kernel_enter below.
-        return unsafe { crate::engine::enter(ring.enter_ring_fd(), submit, wait_nr, flags, arg, sz) };
-    }
-    enter_kernel(ring, submit, wait_nr, flags, arg, sz)
-}
+/// What a wait or peek call does besides waiting or peeking.
+pub use crate::diag::Call;
 
-/// [`enter`] for a ring known to be the kernel's: the submit fast path,
-/// which engine rings never take (they carry RING_SLOW).
+/// Hook (diagnostics) of the wait and peek calls: runs `f` on the caller's
+/// `ring`, or returns `err` for a null pointer, through the diagnostics
+/// when they are on. One comparison covers both, so the hot path pays
+/// nothing for them: the gate is 1 (only NULL lies below it) unless
+/// tracing or checking is on. (The submits reach the diagnostics through
+/// RING_SLOW instead, in [`submit_general`].)
+///
+/// # Safety
+/// A non-null `ring` is valid as [`Ring::new`] requires.
 #[inline(always)]
-fn enter_kernel(ring: Ring, submit: u32, wait_nr: u32, flags: u32, arg: *const c_void, sz: usize) -> i32 {
-    let flags = flags | ring.enter_flags();
-    // SAFETY: arg/sz are either null/NSIG_BYTES, a sigset, or an argument
-    // struct of size `sz` that outlives the call.
-    unsafe { sys::kernel_enter(ring.enter_ring_fd(), submit, wait_nr, flags, arg, sz) }
+pub unsafe fn call<R>(ring: *mut IoUring, err: R, kind: Call, f: impl FnOnce(Ring) -> R) -> R {
+    if (ring as usize) < crate::diag::gate() {
+        if ring.is_null() {
+            return err;
+        }
+        return crate::diag::call(ring, kind, move || {
+            // SAFETY: non-null; valid per the contract. The diagnostics
+            // only read it.
+            f(unsafe { Ring::new_unchecked(ring) })
+        });
+    }
+    // SAFETY: non-null; valid per the contract.
+    f(unsafe { Ring::new_unchecked(ring) })
 }
 
 /// The general submit: any ring, including SQPOLL and SQ_REWIND ones, and

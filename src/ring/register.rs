@@ -13,7 +13,7 @@ use core::ptr;
 use core::mem::size_of;
 
 use crate::sys::{
-    self, io_uring_bpf, io_uring_buf_reg, io_uring_buf_status, io_uring_clock_register,
+    io_uring_bpf, io_uring_buf_reg, io_uring_buf_status, io_uring_clock_register,
     io_uring_clone_buffers, io_uring_file_index_range, io_uring_mem_region_reg, io_uring_napi,
     io_uring_region_desc, IORING_MEM_REGION_REG_WAIT_ARG, IORING_MEM_REGION_TYPE_USER,
     io_uring_params, io_uring_probe, io_uring_query_hdr, io_uring_reg_wait, io_uring_restriction,
@@ -39,6 +39,10 @@ use crate::sys::{
 /// Issues one register opcode, through the registered ring index when the
 /// kernel allows it (saves a file lookup). Not inlined: one copy of the
 /// diagnostics hook serves every register call.
+///
+/// # Safety
+/// `arg` is null or valid for what `opcode` reads and writes with `nr_args`
+/// elements, during the call.
 #[inline(never)]
 pub unsafe fn do_register(ring: Ring, opcode: u32, arg: *const c_void, nr_args: u32) -> i32 {
     let (fd, opcode) = if ring.int_flags() & int_flags::REG_REG_RING != 0 {
@@ -53,7 +57,7 @@ pub unsafe fn do_register(ring: Ring, opcode: u32, arg: *const c_void, nr_args: 
     } else {
         // SAFETY: the kernel validates `arg` against `opcode` and `nr_args`;
         // callers pass memory that lives for the duration of the call.
-        unsafe { sys::io_uring_register(fd, opcode, arg, nr_args) }
+        unsafe { super::syscall::io_uring_register(fd, opcode, arg, nr_args) }
     };
     if crate::diag::on() {
         crate::diag::register(ring.as_ptr(), opcode, arg, nr_args, ret);
@@ -62,6 +66,10 @@ pub unsafe fn do_register(ring: Ring, opcode: u32, arg: *const c_void, nr_args: 
 }
 
 /// `io_uring_register_probe`.
+///
+/// # Safety
+/// `p` is null or points to a writable `io_uring_probe` with room for
+/// `nr_ops` entries in its `ops`, for the call.
 pub unsafe fn register_probe(ring: Ring, p: *mut io_uring_probe, nr_ops: u32) -> i32 {
     do_register(ring, IORING_REGISTER_PROBE, p as *const c_void, nr_ops)
 }
@@ -121,7 +129,7 @@ pub fn close_ring_fd(ring: Ring) -> i32 {
     if ring.ring_fd() == -1 {
         return -libc::EBADF;
     }
-    let ret = crate::engine::close_ring_fd(ring.ring_fd());
+    let ret = super::syscall::close_ring_fd(ring.ring_fd());
     if ret < 0 {
         return ret;
     }
@@ -239,11 +247,21 @@ fn register_null(ring: Ring, opcode: u32, nr_args: u32) -> i32 {
 }
 
 /// `io_uring_register_buffers`.
+///
+/// # Safety
+/// `iovecs` is null or points to `nr` readable `libc::iovec`s, as the kernel
+/// accesses them, for the call.
 pub unsafe fn register_buffers(ring: Ring, iovecs: *const libc::iovec, nr: u32) -> i32 {
     do_register(ring, IORING_REGISTER_BUFFERS, iovecs as *const c_void, nr)
 }
 
 /// `io_uring_register_buffers_tags`.
+///
+/// # Safety
+/// `iovecs` is null or points to `nr` readable `libc::iovec`s, as the kernel
+/// accesses them, for the call.
+/// `tags` is null or points to `nr` readable `u64`s, as the kernel accesses
+/// them, for the call.
 pub unsafe fn register_buffers_tags(ring: Ring, iovecs: *const libc::iovec, tags: *const u64, nr: u32) -> i32 {
     let mut reg = io_uring_rsrc_register { nr, data: iovecs as u64, tags: tags as u64, ..Default::default() };
     register_val(ring, IORING_REGISTER_BUFFERS2, &mut reg, size_of::<io_uring_rsrc_register>() as u32)
@@ -256,6 +274,12 @@ pub fn register_buffers_sparse(ring: Ring, nr: u32) -> i32 {
 }
 
 /// `io_uring_register_buffers_update_tag`.
+///
+/// # Safety
+/// `iovecs` is null or points to `nr` readable `libc::iovec`s, as the kernel
+/// accesses them, for the call.
+/// `tags` is null or points to `nr` readable `u64`s, as the kernel accesses
+/// them, for the call.
 pub unsafe fn register_buffers_update_tag(
     ring: Ring,
     off: u32,
@@ -300,11 +324,21 @@ fn with_nofile_retry(nr: u32, mut f: impl FnMut() -> i32) -> i32 {
 }
 
 /// `io_uring_register_files`.
+///
+/// # Safety
+/// `files` is null or points to `nr` readable `i32`s, as the kernel accesses
+/// them, for the call.
 pub unsafe fn register_files(ring: Ring, files: *const i32, nr: u32) -> i32 {
     with_nofile_retry(nr, || do_register(ring, IORING_REGISTER_FILES, files as *const c_void, nr))
 }
 
 /// `io_uring_register_files_tags`.
+///
+/// # Safety
+/// `files` is null or points to `nr` readable `i32`s, as the kernel accesses
+/// them, for the call.
+/// `tags` is null or points to `nr` readable `u64`s, as the kernel accesses
+/// them, for the call.
 pub unsafe fn register_files_tags(ring: Ring, files: *const i32, tags: *const u64, nr: u32) -> i32 {
     let mut reg = io_uring_rsrc_register { nr, data: files as u64, tags: tags as u64, ..Default::default() };
     with_nofile_retry(nr, || {
@@ -321,12 +355,22 @@ pub fn register_files_sparse(ring: Ring, nr: u32) -> i32 {
 }
 
 /// `io_uring_register_files_update`: returns how many slots were updated.
+///
+/// # Safety
+/// `files` is null or points to `nr` readable `i32`s, as the kernel accesses
+/// them, for the call.
 pub unsafe fn register_files_update(ring: Ring, off: u32, files: *const i32, nr: u32) -> i32 {
     let mut up = io_uring_rsrc_update { offset: off, resv: 0, data: files as u64 };
     register_val(ring, IORING_REGISTER_FILES_UPDATE, &mut up, nr)
 }
 
 /// `io_uring_register_files_update_tag`.
+///
+/// # Safety
+/// `files` is null or points to `nr` readable `i32`s, as the kernel accesses
+/// them, for the call.
+/// `tags` is null or points to `nr` readable `u64`s, as the kernel accesses
+/// them, for the call.
 pub unsafe fn register_files_update_tag(ring: Ring, off: u32, files: *const i32, tags: *const u64, nr: u32) -> i32 {
     let mut up = io_uring_rsrc_update2 { offset: off, data: files as u64, tags: tags as u64, nr, ..Default::default() };
     register_val(ring, IORING_REGISTER_FILES_UPDATE2, &mut up, size_of::<io_uring_rsrc_update2>() as u32)
@@ -386,12 +430,20 @@ pub fn unregister_personality(ring: Ring, id: i32) -> i32 {
 }
 
 /// `io_uring_register_restrictions`.
+///
+/// # Safety
+/// `res` is null or points to `nr` readable and writable
+/// `io_uring_restriction`s, as the kernel accesses them, for the call.
 pub unsafe fn register_restrictions(ring: Ring, res: *mut io_uring_restriction, nr: u32) -> i32 {
     do_register(ring, IORING_REGISTER_RESTRICTIONS, res as *const c_void, nr)
 }
 
 /// `io_uring_register_iowq_aff`: the kernel takes the mask size in an
 /// int-sized argument, so sizes that do not fit are refused up front.
+///
+/// # Safety
+/// `mask` is null or points to `cpusz` readable bytes of CPU mask, for the
+/// call.
 pub unsafe fn register_iowq_aff(ring: Ring, cpusz: usize, mask: *const libc::cpu_set_t) -> i32 {
     if cpusz >= 1usize << 31 {
         return -libc::EINVAL;
@@ -406,33 +458,61 @@ pub fn unregister_iowq_aff(ring: Ring) -> i32 {
 
 /// `io_uring_register_iowq_max_workers`: `val` is `[bounded, unbounded]`,
 /// in and out.
+///
+/// # Safety
+/// `val` is null or points to two readable and writable `u32`s (the bounded
+/// and unbounded caps), for the call.
 pub unsafe fn register_iowq_max_workers(ring: Ring, val: *mut u32) -> i32 {
     do_register(ring, IORING_REGISTER_IOWQ_MAX_WORKERS, val as *const c_void, 2)
 }
 
 /// `io_uring_register_sync_cancel`.
+///
+/// # Safety
+/// `reg` is null or points to a readable and writable
+/// `io_uring_sync_cancel_reg`, and what it points to in turn, valid for what
+/// the opcode accesses during the call.
 pub unsafe fn register_sync_cancel(ring: Ring, reg: *mut io_uring_sync_cancel_reg) -> i32 {
     do_register(ring, IORING_REGISTER_SYNC_CANCEL, reg as *const c_void, 1)
 }
 
 /// `io_uring_register_sync_msg`: a ring-less call, so fd is -1.
+///
+/// # Safety
+/// `sqe` is null or points to a readable and writable `io_uring_sqe`, and what
+/// it points to in turn, valid for what the opcode accesses during the call.
 pub unsafe fn register_sync_msg(sqe: *mut io_uring_sqe) -> i32 {
     // SAFETY: the kernel reads one SQE from `sqe`, which the caller owns.
-    unsafe { sys::io_uring_register(-1, IORING_REGISTER_SEND_MSG_RING, sqe as *const c_void, 1) }
+    unsafe { super::syscall::io_uring_register(-1, IORING_REGISTER_SEND_MSG_RING, sqe as *const c_void, 1) }
 }
 
 /// `io_uring_register_napi`.
+///
+/// # Safety
+/// `napi` is null or points to a readable and writable `io_uring_napi`, and
+/// what it points to in turn, valid for what the opcode accesses during the
+/// call.
 pub unsafe fn register_napi(ring: Ring, napi: *mut io_uring_napi) -> i32 {
     do_register(ring, IORING_REGISTER_NAPI, napi as *const c_void, 1)
 }
 
 /// `io_uring_unregister_napi`: the kernel writes the old settings to `napi`
 /// when it is non-null.
+///
+/// # Safety
+/// `napi` is null or points to a readable and writable `io_uring_napi`, and
+/// what it points to in turn, valid for what the opcode accesses during the
+/// call.
 pub unsafe fn unregister_napi(ring: Ring, napi: *mut io_uring_napi) -> i32 {
     do_register(ring, IORING_UNREGISTER_NAPI, napi as *const c_void, 1)
 }
 
 /// `io_uring_register_clock`.
+///
+/// # Safety
+/// `arg` is null or points to a readable and writable
+/// `io_uring_clock_register`, and what it points to in turn, valid for what the
+/// opcode accesses during the call.
 pub unsafe fn register_clock(ring: Ring, arg: *mut io_uring_clock_register) -> i32 {
     do_register(ring, IORING_REGISTER_CLOCK, arg as *const c_void, 0)
 }
@@ -455,6 +535,11 @@ pub fn set_iowait(ring: Ring, enable: bool) -> i32 {
 // ---------------------------------------------------------------------------
 
 /// `io_uring_register_region`.
+///
+/// # Safety
+/// `reg` is null or points to a readable and writable
+/// `io_uring_mem_region_reg`, and what it points to in turn, valid for what the
+/// opcode accesses during the call.
 pub unsafe fn register_region(ring: Ring, reg: *mut io_uring_mem_region_reg) -> i32 {
     do_register(ring, IORING_REGISTER_MEM_REGION, reg as *const c_void, 1)
 }
@@ -464,6 +549,10 @@ pub unsafe fn register_region(ring: Ring, reg: *mut io_uring_mem_region_reg) -> 
 /// only answers -EINVAL here; this does what its man page describes, through
 /// a user-memory region. As the kernel requires, `reg` is page-aligned and
 /// the ring still disabled (IORING_SETUP_R_DISABLED).
+///
+/// # Safety
+/// `reg` is null or points to `nr` readable and writable `io_uring_reg_wait`s,
+/// as the kernel accesses them, for the call.
 pub unsafe fn register_wait_reg(ring: Ring, reg: *mut io_uring_reg_wait, nr: i32) -> i32 {
     let page = super::page_size();
     if reg.is_null() || nr <= 0 || reg as usize % page != 0 {
@@ -487,31 +576,53 @@ pub unsafe fn register_wait_reg(ring: Ring, reg: *mut io_uring_reg_wait, nr: i32
 }
 
 /// `io_uring_register_ifq`.
+///
+/// # Safety
+/// `reg` is null or points to a readable and writable `io_uring_zcrx_ifq_reg`,
+/// and what it points to in turn, valid for what the opcode accesses during the
+/// call.
 pub unsafe fn register_ifq(ring: Ring, reg: *mut io_uring_zcrx_ifq_reg) -> i32 {
     do_register(ring, IORING_REGISTER_ZCRX_IFQ, reg as *const c_void, 1)
 }
 
 /// `io_uring_register_zcrx_ctrl`.
+///
+/// # Safety
+/// `ctrl` is null or points to a readable and writable `zcrx_ctrl`, and what it
+/// points to in turn, valid for what the opcode accesses during the call.
 pub unsafe fn register_zcrx_ctrl(ring: Ring, ctrl: *mut zcrx_ctrl) -> i32 {
     do_register(ring, IORING_REGISTER_ZCRX_CTRL, ctrl as *const c_void, 0)
 }
 
 /// `io_uring_register_bpf_filter`.
+///
+/// # Safety
+/// `bpf` is null or points to a readable and writable `io_uring_bpf`, and what
+/// it points to in turn, valid for what the opcode accesses during the call.
 pub unsafe fn register_bpf_filter(ring: Ring, bpf: *mut io_uring_bpf) -> i32 {
     do_register(ring, IORING_REGISTER_BPF_FILTER, bpf as *const c_void, 1)
 }
 
 /// `io_uring_register_bpf_filter_task`: applies to the calling task, no ring.
+///
+/// # Safety
+/// `bpf` is null or points to a readable and writable `io_uring_bpf`, and what
+/// it points to in turn, valid for what the opcode accesses during the call.
 pub unsafe fn register_bpf_filter_task(bpf: *mut io_uring_bpf) -> i32 {
     // SAFETY: the kernel reads one io_uring_bpf from `bpf`.
-    unsafe { sys::io_uring_register(-1, IORING_REGISTER_BPF_FILTER, bpf as *const c_void, 1) }
+    unsafe { super::syscall::io_uring_register(-1, IORING_REGISTER_BPF_FILTER, bpf as *const c_void, 1) }
 }
 
 /// `io_uring_register_query`: a ring-less call walking a chain of headers.
+///
+/// # Safety
+/// `query` is null or points to a readable and writable `io_uring_query_hdr`,
+/// and what it points to in turn, valid for what the opcode accesses during the
+/// call.
 pub unsafe fn register_query(query: *mut io_uring_query_hdr) -> i32 {
     // SAFETY: the kernel follows the caller's header chain, checking each
     // entry's size and address.
-    unsafe { sys::io_uring_register(-1, IORING_REGISTER_QUERY, query as *const c_void, 0) }
+    unsafe { super::syscall::io_uring_register(-1, IORING_REGISTER_QUERY, query as *const c_void, 0) }
 }
 
 // ---------------------------------------------------------------------------

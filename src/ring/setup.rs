@@ -106,7 +106,7 @@ fn place_no_mmap_ring(
         // cannot be written is left as it is, for the kernel (or engine) to
         // refuse in its own order of checks: -EFAULT where it supports
         // NO_MMAP, as it cannot pin it for writing.
-        if super::writable(buf as u64, used) {
+        if crate::sys::mem::writable(buf as u64, used) {
             // SAFETY: `used` bytes from `buf` are mapped writable (just
             // checked; unmapping them meanwhile is the caller's race).
             unsafe { ptr::write_bytes(buf as *mut u8, 0, used) };
@@ -268,7 +268,7 @@ pub(crate) fn mmap_rings(
         // anywhere, or with MAP_FIXED over our own PROT_NONE reservation
         // where Reservation::slot found room: no live memory is replaced.
         unsafe {
-            crate::engine::mmap(
+            super::syscall::mmap(
                 at.unwrap_or(ptr::null_mut()),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
@@ -357,7 +357,7 @@ pub(crate) fn release_memory(ring: &IoUring) {
 /// register paths, and RING_SLOW keeps its submits off the kernel's fast
 /// path, which then needs no test for it.
 fn mark_engine(r: &mut IoUring, fd: i32) {
-    let f = crate::engine::int_flag(fd, r.flags & IORING_SETUP_REGISTERED_FD_ONLY != 0);
+    let f = super::syscall::engine_flag(fd, r.flags & IORING_SETUP_REGISTERED_FD_ONLY != 0);
     if f != 0 {
         r.int_flags |= f;
         r.flags |= super::types::RING_SLOW;
@@ -440,7 +440,7 @@ fn init_local(
         if kernel_only {
             sys::io_uring_setup(entries, p)
         } else {
-            crate::engine::io_uring_setup(entries, p)
+            super::syscall::io_uring_setup(entries, p)
         }
     };
     if fd < 0 {
@@ -453,7 +453,7 @@ fn init_local(
     } else {
         let ret = mmap_rings(fd, p, &mut ring.sq, &mut ring.cq, None);
         if ret != 0 {
-            crate::engine::close(fd);
+            super::syscall::close(fd);
             return ret;
         }
     }
@@ -495,9 +495,20 @@ fn init_preferring_no_sqarray(
         ret = queue_init_params_raw(entries, ring, p, buf, buf_size);
     }
     if ret < 0 {
-        crate::diag::setup::setup_failed(ret, entries, asked, p, (!buf.is_null()).then_some(buf_size));
+        setup_failed(ret, entries, asked, p, (!buf.is_null()).then_some(buf_size));
     }
     ret
+}
+
+/// Hands a failed setup to the diagnostics, with the facts only the ring
+/// logic can find: which of the `asked` flags the kernel does not know
+/// (for EINVAL), and the ring memory the last attempt (`p.flags`) needed.
+#[cold]
+#[inline(never)]
+fn setup_failed(ret: i32, entries: u32, asked: u32, p: &io_uring_params, user_mem: Option<usize>) {
+    let unknown = if ret == -libc::EINVAL && asked != 0 { super::ask::unknown_setup_flags(asked) } else { 0 };
+    let bytes = memory_size_params(entries, p).max(0) as u64;
+    crate::diag::setup::setup_failed(ret, entries, asked, p, user_mem, unknown, bytes);
 }
 
 /// `io_uring_queue_init_params`.
@@ -523,11 +534,26 @@ pub fn queue_init_mem(
     init_preferring_no_sqarray(entries, ring, p, buf, buf_size)
 }
 
-/// Sends the ring's submits through the general path, where the
-/// diagnostics see them (see [`super::types::RING_SLOW`]). Called right
-/// after a successful setup, while the setup is still exclusive.
-pub fn watch(ring: Ring) {
-    ring.set_flags(ring.flags() | super::types::RING_SLOW);
+/// Hook (diagnostics) after a setup the program asked for, which returned
+/// `ret` (`flags` as asked, read before the setup wrote the params back;
+/// the first setup is where the environment is read). A watched ring's
+/// submits then take the general path, where the diagnostics see them (see
+/// [`super::types::RING_SLOW`]), set while the setup is still exclusive.
+pub fn setup_done(ring: Ring, entries: u32, flags: u32, ret: i32) -> i32 {
+    crate::diag::setup(ring.as_ptr(), entries, flags, ret, &super::syscall::DIAG_LIB);
+    if ret >= 0 && crate::diag::on() {
+        ring.set_flags(ring.flags() | super::types::RING_SLOW);
+    }
+    ret
+}
+
+/// `io_uring_queue_exit` as the program calls it: the diagnostics (when
+/// on) see the ring before it goes.
+pub fn queue_exit_app(ring: Ring) {
+    if crate::diag::on() {
+        crate::diag::exit(ring.as_ptr());
+    }
+    queue_exit(ring)
 }
 
 /// `io_uring_queue_exit`: unmaps, unregisters and closes whatever the ring
@@ -551,7 +577,7 @@ pub(crate) fn kill(ring: Ring, r: &IoUring) {
     // torn down, and NO_MMAP memory is the library's to free (the kernel
     // pins such pages; the engine cannot).
     if r.ring_fd >= 0 {
-        crate::engine::close(r.ring_fd);
+        super::syscall::close(r.ring_fd);
     }
     release_memory(r);
     ring.store(IoUring::dead());

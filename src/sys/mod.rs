@@ -10,6 +10,8 @@
 pub mod consts;
 pub mod env;
 pub mod flat_sqe;
+pub mod liburing;
+pub mod mem;
 pub mod seccomp;
 mod layout_asserts;
 pub mod syscall;

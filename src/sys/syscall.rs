@@ -14,6 +14,11 @@ mod raw {
 
     /// Issue syscall `nr` with up to six arguments; returns the kernel's raw
     /// result (`-4095..=-1` is `-errno`).
+    ///
+    /// # Safety
+    /// The arguments are valid for system call `nr`: memory it reads or
+    /// writes is the caller's to give, and its effects (on mappings, fds)
+    /// are the caller's to want.
     #[inline(always)]
     pub unsafe fn syscall6(nr: libc::c_long, a1: usize, a2: usize, a3: usize, a4: usize, a5: usize, a6: usize) -> isize {
         let ret: isize;
@@ -41,6 +46,9 @@ mod raw {
 #[cfg(not(target_arch = "x86_64"))]
 mod raw {
     /// Issue syscall `nr` through libc, folding errno back into the result.
+    ///
+    /// # Safety
+    /// As for the x86_64 `syscall6`.
     #[inline]
     pub unsafe fn syscall6(nr: libc::c_long, a1: usize, a2: usize, a3: usize, a4: usize, a5: usize, a6: usize) -> isize {
         // SAFETY: the caller guarantees the arguments are valid for `nr`.
@@ -65,6 +73,9 @@ pub static STUB: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsi
 /// [`syscall6`] for the calls the interception filter traps (the three
 /// io_uring calls and `mmap`): issued from the stub once it exists, so the
 /// library's own calls never trap.
+///
+/// # Safety
+/// As for [`syscall6`].
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub unsafe fn syscall6_exempt(nr: libc::c_long, a1: usize, a2: usize, a3: usize, a4: usize, a5: usize, a6: usize) -> isize {
@@ -118,12 +129,14 @@ pub unsafe fn io_uring_setup(entries: u32, p: *mut io_uring_params) -> i32 {
     fd
 }
 
-/// The raw `io_uring_enter(2)`, for the engine's fallback.
+/// `io_uring_enter(2)`: returns the number of SQEs consumed, or `-errno`.
+/// Always the kernel's: `ring::syscall` decides what goes to the engine.
 ///
 /// # Safety
-/// As for [`io_uring_enter`].
+/// `arg` must be null or point to `argsz` readable bytes of the kind that
+/// `flags` selects (a sigset, an `io_uring_getevents_arg`, ...).
 #[inline]
-pub unsafe fn kernel_enter(fd: i32, to_submit: u32, min_complete: u32, flags: u32, arg: *const c_void, argsz: usize) -> i32 {
+pub unsafe fn io_uring_enter(fd: i32, to_submit: u32, min_complete: u32, flags: u32, arg: *const c_void, argsz: usize) -> i32 {
     // SAFETY: arg/argsz are valid per the caller's contract.
     unsafe {
         syscall6_exempt(
@@ -138,51 +151,16 @@ pub unsafe fn kernel_enter(fd: i32, to_submit: u32, min_complete: u32, flags: u3
     }
 }
 
-/// The raw `io_uring_register(2)`, for the engine's fallback.
-///
-/// # Safety
-/// As for [`io_uring_register`].
-#[inline]
-pub unsafe fn kernel_register(fd: i32, opcode: u32, arg: *const c_void, nr_args: u32) -> i32 {
-    // SAFETY: arg/nr_args are valid for opcode per the caller's contract.
-    unsafe { syscall6_exempt(libc::SYS_io_uring_register, fd as u32 as usize, opcode as usize, arg as usize, nr_args as usize, 0, 0) as i32 }
-}
-
-/// `io_uring_enter(2)`: returns the number of SQEs consumed, or `-errno`.
-///
-/// # Safety
-/// `arg` must be null or point to `argsz` readable bytes of the kind that
-/// `flags` selects (a sigset, an `io_uring_getevents_arg`, ...).
-#[inline]
-pub unsafe fn io_uring_enter(
-    fd: i32,
-    to_submit: u32,
-    min_complete: u32,
-    flags: u32,
-    arg: *const c_void,
-    argsz: usize,
-) -> i32 {
-    if crate::engine::active() {
-        // SAFETY: forwarded contract.
-        return unsafe { crate::engine::enter(fd, to_submit, min_complete, flags, arg, argsz) };
-    }
-    // SAFETY: forwarded contract.
-    unsafe { kernel_enter(fd, to_submit, min_complete, flags, arg, argsz) }
-}
-
 /// `io_uring_register(2)`: returns the opcode's result, or `-errno`.
+/// Always the kernel's, as [`io_uring_enter`].
 ///
 /// # Safety
 /// `arg` must be null or valid for what `opcode` reads and writes with
 /// `nr_args` elements.
 #[inline]
 pub unsafe fn io_uring_register(fd: i32, opcode: u32, arg: *const c_void, nr_args: u32) -> i32 {
-    if crate::engine::active() {
-        // SAFETY: forwarded contract.
-        return unsafe { crate::engine::register(fd, opcode, arg, nr_args) };
-    }
-    // SAFETY: forwarded contract.
-    unsafe { kernel_register(fd, opcode, arg, nr_args) }
+    // SAFETY: arg/nr_args are valid for opcode per the caller's contract.
+    unsafe { syscall6_exempt(libc::SYS_io_uring_register, fd as u32 as usize, opcode as usize, arg as usize, nr_args as usize, 0, 0) as i32 }
 }
 
 /// `mmap(2)`: the mapping, or `Err(-errno)`.

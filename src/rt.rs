@@ -1,5 +1,7 @@
-//! The heap of the shipped libraries: libc's malloc. Test builds use std's
-//! allocator instead, which is the same malloc underneath.
+//! The runtime of the shipped (`no_std`, `panic = "abort"`) build, for the
+//! whole crate and its binaries: the heap (libc's malloc; test builds use
+//! std's allocator, the same malloc underneath), the panic handler, and the
+//! two unwinding symbols the prebuilt `alloc` and `core` name.
 
 use core::alloc::{GlobalAlloc, Layout};
 use core::ffi::c_void;
@@ -12,6 +14,8 @@ const MIN_ALIGN: usize = 16;
 // SAFETY: each method forwards to the matching libc allocator call, which
 // returns memory of at least the requested size and alignment, or null.
 unsafe impl GlobalAlloc for Malloc {
+    /// # Safety
+    /// The `GlobalAlloc::alloc` contract: `l` has a non-zero size.
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         if l.align() <= MIN_ALIGN {
             // SAFETY: malloc has no preconditions.
@@ -27,11 +31,16 @@ unsafe impl GlobalAlloc for Malloc {
         }
     }
 
+    /// # Safety
+    /// The `GlobalAlloc::dealloc` contract: `p` came from this allocator.
     unsafe fn dealloc(&self, p: *mut u8, _: Layout) {
         // SAFETY: p came from malloc or posix_memalign above.
         unsafe { libc::free(p as *mut c_void) }
     }
 
+    /// # Safety
+    /// The `GlobalAlloc::realloc` contract: `p` came from this allocator
+    /// with layout `l`, and `new_size` is non-zero and fits an `isize`.
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new_size: usize) -> *mut u8 {
         if l.align() <= MIN_ALIGN {
             // SAFETY: p came from malloc with a compatible alignment.
@@ -64,6 +73,13 @@ extern "C" fn rust_eh_personality() {}
 /// happens.
 #[no_mangle]
 extern "C" fn _Unwind_Resume() -> ! {
+    // SAFETY: abort has no preconditions.
+    unsafe { libc::abort() }
+}
+
+/// A panic would be a bug; in the C libraries it ends the process at once.
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
     // SAFETY: abort has no preconditions.
     unsafe { libc::abort() }
 }

@@ -1,12 +1,14 @@
 //! Questions put to the kernel with rings of our own, each created for the
 //! question and destroyed before the answer is returned. Nothing here
-//! changes the system or leaves anything registered.
+//! changes the system or leaves anything registered. The ring setup path
+//! asks them when a setup fails (for the diagnostics' line), `uring-info`
+//! for its report.
 
 use core::ffi::c_void;
 use core::mem::size_of;
 use core::ptr;
 
-use crate::ring::{probe as ring_probe, setup, IoUring, Ring};
+use super::{probe as ring_probe, setup, IoUring, Ring};
 use crate::sys::{self, *};
 
 /// Entries of the rings used for questions: small, any size works.
@@ -94,7 +96,7 @@ pub fn query() -> Option<io_uring_query_opcode> {
     };
     // SAFETY: one header, pointing at a live io_uring_query_opcode of the
     // size it states; next_entry is 0, ending the chain.
-    let ret = unsafe { crate::ring::register::register_query(&mut hdr) };
+    let ret = unsafe { super::register::register_query(&mut hdr) };
     (ret == 0 && hdr.result == 0).then_some(op)
 }
 
@@ -342,7 +344,7 @@ mod tests {
             eprintln!("skipped: no IORING_REGISTER_QUERY on this kernel");
             return;
         };
-        for &(flag, name) in super::super::names::SETUP_FLAGS.all {
+        for &(flag, name) in crate::diag::names::SETUP_FLAGS.all {
             let known = q.ring_setup_flags as u32 & flag != 0;
             let ret = try_flag(flag);
             if known {
@@ -364,7 +366,7 @@ mod tests {
         let mut out = [RegAnswer::Untested(0); IORING_REGISTER_LAST as usize];
         register_opcodes(&mut out).unwrap();
         for (op, a) in out.iter().enumerate() {
-            let name = super::super::names::REGISTER_OPS.all[op].1;
+            let name = crate::diag::names::REGISTER_OPS.all[op].1;
             assert!(!matches!(a, RegAnswer::Untested(_)), "{name}: {a:?}");
             assert_eq!(a.is_known(), (op as u32) < q.nr_register_opcodes, "{name}: {a:?}");
         }
