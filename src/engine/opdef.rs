@@ -160,6 +160,7 @@ static TABLE: [Option<OpDef>; N] = {
     t[IORING_OP_OPENAT as usize] = Some(super::openclose::OPEN);
     t[IORING_OP_OPENAT2 as usize] = Some(super::openclose::OPEN);
     t[IORING_OP_CLOSE as usize] = Some(super::openclose::CLOSE);
+    t[IORING_OP_PIPE as usize] = Some(super::openclose::PIPE);
     t[IORING_OP_STATX as usize] = Some(super::fs::PATH_OP);
     t[IORING_OP_RENAMEAT as usize] = Some(super::fs::PATH_OP);
     t[IORING_OP_UNLINKAT as usize] = Some(super::fs::PATH_OP);
