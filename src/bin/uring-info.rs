@@ -286,7 +286,7 @@ impl Report {
         }
         r.features = Some(probe::features());
         let mut flags = [0; 32];
-        for (i, &(flag, _)) in SETUP_FLAGS.all.iter().enumerate() {
+        for (i, (flag, _)) in SETUP_FLAGS.pairs().enumerate() {
             flags[i] = probe::try_flag(flag);
         }
         r.flags = Some(flags);
@@ -422,10 +422,10 @@ fn text_report(r: &Report, o: &mut Out) -> fmt::Result {
         match feat {
             Ok(mask) => {
                 writeln!(o, "\nFeatures (IORING_FEAT_*, 0x{mask:x})")?;
-                for &(v, full) in FEATURES.all {
-                    writeln!(o, "  {:<26}{}", FEATURES.short(full), yes(mask & v != 0))?;
+                for (v, name) in FEATURES.pairs() {
+                    writeln!(o, "  {:<26}{}", FEATURES.labeled(name), yes(mask & v != 0))?;
                 }
-                let unnamed = mask & !FEATURES.all.iter().fold(0, |a, e| a | e.0);
+                let unnamed = mask & !FEATURES.pairs().fold(0, |a, e| a | e.0);
                 if unnamed != 0 {
                     writeln!(o, "  {:<26}0x{unnamed:x}", "unnamed bits")?;
                 }
@@ -435,8 +435,7 @@ fn text_report(r: &Report, o: &mut Out) -> fmt::Result {
     }
     if let Some(flags) = &r.flags {
         writeln!(o, "\nSetup flags (each tried alone, with the flags it needs)")?;
-        for (i, &(v, full)) in SETUP_FLAGS.all.iter().enumerate() {
-            let name = SETUP_FLAGS.short(full);
+        for (i, (v, name)) in SETUP_FLAGS.pairs().enumerate() {
             write!(o, "  {:<26}{}", name, Verdict(flags[i]))?;
             let needs = probe::companions(v);
             if needs != 0 {
@@ -456,8 +455,8 @@ fn text_report(r: &Report, o: &mut Out) -> fmt::Result {
         match res {
             Ok(last) => {
                 writeln!(o, "\nOpcodes (IORING_REGISTER_PROBE; last_op {last})")?;
-                for &(v, full) in OPCODES.all {
-                    writeln!(o, "  {:<26}{}", OPCODES.short(full), yes(ops[v as usize]))?;
+                for (v, name) in OPCODES.pairs() {
+                    writeln!(o, "  {:<26}{}", name, yes(ops[v as usize]))?;
                 }
             }
             Err(e) => writeln!(o, "\nOpcodes: no probe ({})", Errno(*e))?,
@@ -468,7 +467,7 @@ fn text_report(r: &Report, o: &mut Out) -> fmt::Result {
             Ok(answers) => {
                 writeln!(o, "\nRegister opcodes (each called so that it changes nothing)")?;
                 for (i, a) in answers.iter().enumerate() {
-                    let name = REGISTER_OPS.short(REGISTER_OPS.all[i].1);
+                    let name = REGISTER_OPS.nth(i).unwrap_or("?");
                     match *a {
                         RegAnswer::Known(ret) if ret < 0 => writeln!(o, "  {:<26}yes (answers {})", name, Errno(ret))?,
                         RegAnswer::Known(ret) => writeln!(o, "  {:<26}yes (answers {ret})", name)?,
@@ -521,9 +520,10 @@ impl fmt::Display for SqpollAs {
 fn json_names(o: &mut Out, names: &Names, mask: u32) -> fmt::Result {
     o.write_str("[")?;
     let mut first = true;
-    for &(v, full) in names.all {
+    for (v, name) in names.pairs() {
         if mask & v != 0 {
-            write!(o, "{}{}", if first { "" } else { ", " }, JStr(names.short(full).as_bytes()))?;
+            // Plain identifiers: nothing to escape.
+            write!(o, "{}\"{}{}\"", if first { "" } else { ", " }, names.label, name)?;
             first = false;
         }
     }
@@ -606,16 +606,16 @@ fn json_report(r: &Report, o: &mut Out) -> fmt::Result {
     }
 
     writeln!(o, "  \"setup_flags\": [")?;
-    for (i, &(v, full)) in SETUP_FLAGS.all.iter().enumerate() {
+    for (i, (v, name)) in SETUP_FLAGS.pairs().enumerate() {
         let ret = r.flags.map(|f| f[i]);
-        write!(o, "    {{\"name\": {}, \"value\": {v}, \"needs\": ", JStr(SETUP_FLAGS.short(full).as_bytes()))?;
+        write!(o, "    {{\"name\": {}, \"value\": {v}, \"needs\": ", JStr(name.as_bytes()))?;
         json_names(o, &SETUP_FLAGS, probe::companions(v))?;
         writeln!(
             o,
             ", \"accepted\": {}, \"error\": {}}}{}",
             JOpt(ret.map(|r| r == 0)),
             ret.map_or(JOpt(None), jerr),
-            if i + 1 < SETUP_FLAGS.all.len() { "," } else { "" }
+            if i + 1 < SETUP_FLAGS.count() { "," } else { "" }
         )?;
     }
     writeln!(o, "  ],")?;
@@ -637,13 +637,13 @@ fn json_report(r: &Report, o: &mut Out) -> fmt::Result {
     };
     writeln!(o, "  \"probe_last_op\": {},", JOpt(last))?;
     writeln!(o, "  \"opcodes\": [")?;
-    for (i, &(v, full)) in OPCODES.all.iter().enumerate() {
+    for (i, (v, name)) in OPCODES.pairs().enumerate() {
         writeln!(
             o,
             "    {{\"name\": {}, \"value\": {v}, \"supported\": {}}}{}",
-            JStr(OPCODES.short(full).as_bytes()),
+            JStr(name.as_bytes()),
             JOpt(ops.map(|ops| ops[v as usize])),
-            if i + 1 < OPCODES.all.len() { "," } else { "" }
+            if i + 1 < OPCODES.count() { "," } else { "" }
         )?;
     }
     writeln!(o, "  ],")?;
@@ -653,7 +653,7 @@ fn json_report(r: &Report, o: &mut Out) -> fmt::Result {
         _ => None,
     };
     writeln!(o, "  \"register_opcodes\": [")?;
-    for (i, &(v, full)) in REGISTER_OPS.all.iter().enumerate() {
+    for (i, (v, name)) in REGISTER_OPS.pairs().enumerate() {
         let (known, result) = match regs.map(|a| a[i]) {
             Some(RegAnswer::Known(ret)) => (Some(true), Some(ret)),
             Some(RegAnswer::Unknown(ret)) => (Some(false), Some(ret)),
@@ -662,7 +662,7 @@ fn json_report(r: &Report, o: &mut Out) -> fmt::Result {
         writeln!(
             o,
             "    {{\"name\": {}, \"value\": {v}, \"known\": {}, \"result\": {}, \"error\": {}}}{}",
-            JStr(REGISTER_OPS.short(full).as_bytes()),
+            JStr(name.as_bytes()),
             JOpt(known),
             JOpt(result),
             result.map_or(JOpt(None), jerr),

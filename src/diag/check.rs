@@ -153,6 +153,7 @@ fn reserved(op: u8) -> &'static [Field] {
         IORING_OP_STATX | IORING_OP_RENAMEAT | IORING_OP_UNLINKAT | IORING_OP_MKDIRAT
         | IORING_OP_SYMLINKAT | IORING_OP_LINKAT => &[BufIndex, FileIndex],
         IORING_OP_FIXED_FD_INSTALL => &[Off, Addr, Len, BufIndex, FileIndex, Addr3],
+        IORING_OP_PIPE => &[Off, Addr3],
         _ => &[],
     }
 }

@@ -8,70 +8,12 @@
 
 use crate::sys::*;
 
-/// Values and their names; the i-th name belongs to the i-th value.
-pub struct Names {
-    pub vals: &'static [u32],
-    names: &'static str,
-}
+pub use super::names::{opcode, register_op, Names, ERRNO, FEATURES, SETUP_FLAGS};
 
-impl Names {
-    /// The name of the i-th entry.
-    pub fn nth(&self, i: usize) -> Option<&'static str> {
-        self.names.split(' ').nth(i)
-    }
-
-    /// The name of value `v`.
-    pub fn of(&self, v: u32) -> Option<&'static str> {
-        self.nth(self.vals.iter().position(|&x| x == v)?)
-    }
-
-    /// (value, name) pairs, in table order.
-    pub fn pairs(&self) -> impl Iterator<Item = (u32, &'static str)> {
-        self.vals.iter().copied().zip(self.names.split(' '))
-    }
-}
-
-/// A table indexed by the value itself (0, 1, 2, ...).
-const fn dense(names: &'static str) -> Names {
-    Names { vals: &[], names }
-}
-
-/// The opcode's name without `IORING_OP_`, or `None` past the known ones.
-pub fn opcode(op: u8) -> Option<&'static str> {
-    OPCODES.nth(op as usize)
-}
-
-const OPCODES: Names = dense(
-    "NOP READV WRITEV FSYNC READ_FIXED WRITE_FIXED POLL_ADD POLL_REMOVE SYNC_FILE_RANGE \
-     SENDMSG RECVMSG TIMEOUT TIMEOUT_REMOVE ACCEPT ASYNC_CANCEL LINK_TIMEOUT CONNECT FALLOCATE \
-     OPENAT CLOSE FILES_UPDATE STATX READ WRITE FADVISE MADVISE SEND RECV OPENAT2 EPOLL_CTL \
-     SPLICE PROVIDE_BUFFERS REMOVE_BUFFERS TEE SHUTDOWN RENAMEAT UNLINKAT MKDIRAT SYMLINKAT \
-     LINKAT MSG_RING FSETXATTR SETXATTR FGETXATTR GETXATTR SOCKET URING_CMD SEND_ZC SENDMSG_ZC \
-     READ_MULTISHOT WAITID FUTEX_WAIT FUTEX_WAKE FUTEX_WAITV FIXED_FD_INSTALL FTRUNCATE BIND \
-     LISTEN RECV_ZC EPOLL_WAIT READV_FIXED WRITEV_FIXED PIPE NOP128 URING_CMD128",
-);
-
-/// Name of a register opcode (without `IORING_`), `USE_REGISTERED_RING` masked off.
-pub fn register_op(op: u32) -> Option<&'static str> {
-    REGISTER_OPS.nth((op & !IORING_REGISTER_USE_REGISTERED_RING) as usize)
-}
-
-const REGISTER_OPS: Names = dense(
-    "REGISTER_BUFFERS UNREGISTER_BUFFERS REGISTER_FILES UNREGISTER_FILES REGISTER_EVENTFD \
-     UNREGISTER_EVENTFD REGISTER_FILES_UPDATE REGISTER_EVENTFD_ASYNC REGISTER_PROBE \
-     REGISTER_PERSONALITY UNREGISTER_PERSONALITY REGISTER_RESTRICTIONS REGISTER_ENABLE_RINGS \
-     REGISTER_FILES2 REGISTER_FILES_UPDATE2 REGISTER_BUFFERS2 REGISTER_BUFFERS_UPDATE \
-     REGISTER_IOWQ_AFF UNREGISTER_IOWQ_AFF REGISTER_IOWQ_MAX_WORKERS REGISTER_RING_FDS \
-     UNREGISTER_RING_FDS REGISTER_PBUF_RING UNREGISTER_PBUF_RING REGISTER_SYNC_CANCEL \
-     REGISTER_FILE_ALLOC_RANGE REGISTER_PBUF_STATUS REGISTER_NAPI UNREGISTER_NAPI \
-     REGISTER_CLOCK REGISTER_CLONE_BUFFERS REGISTER_SEND_MSG_RING REGISTER_ZCRX_IFQ \
-     REGISTER_RESIZE_RINGS REGISTER_MEM_REGION REGISTER_QUERY REGISTER_ZCRX_CTRL \
-     REGISTER_BPF_FILTER",
-);
-
+/// A table of `value => "NAME"` pairs.
 macro_rules! names {
     ($($v:expr => $n:literal),* $(,)?) => {
-        Names { vals: &[$($v as u32),*], names: concat!($($n, " "),*) }
+        super::names::names!("", ""; $($v => $n),*)
     };
 }
 
@@ -86,31 +28,6 @@ pub const CQE_FLAGS: Names = names![
     IORING_CQE_F_BUFFER => "F_BUFFER", IORING_CQE_F_MORE => "F_MORE",
     IORING_CQE_F_SOCK_NONEMPTY => "F_SOCK_NONEMPTY", IORING_CQE_F_NOTIF => "F_NOTIF",
     IORING_CQE_F_BUF_MORE => "F_BUF_MORE", IORING_CQE_F_SKIP => "F_SKIP", IORING_CQE_F_32 => "F_32",
-];
-
-pub const SETUP_FLAGS: Names = names![
-    IORING_SETUP_IOPOLL => "IOPOLL", IORING_SETUP_SQPOLL => "SQPOLL", IORING_SETUP_SQ_AFF => "SQ_AFF",
-    IORING_SETUP_CQSIZE => "CQSIZE", IORING_SETUP_CLAMP => "CLAMP", IORING_SETUP_ATTACH_WQ => "ATTACH_WQ",
-    IORING_SETUP_R_DISABLED => "R_DISABLED", IORING_SETUP_SUBMIT_ALL => "SUBMIT_ALL",
-    IORING_SETUP_COOP_TASKRUN => "COOP_TASKRUN", IORING_SETUP_TASKRUN_FLAG => "TASKRUN_FLAG",
-    IORING_SETUP_SQE128 => "SQE128", IORING_SETUP_CQE32 => "CQE32",
-    IORING_SETUP_SINGLE_ISSUER => "SINGLE_ISSUER", IORING_SETUP_DEFER_TASKRUN => "DEFER_TASKRUN",
-    IORING_SETUP_NO_MMAP => "NO_MMAP", IORING_SETUP_REGISTERED_FD_ONLY => "REGISTERED_FD_ONLY",
-    IORING_SETUP_NO_SQARRAY => "NO_SQARRAY", IORING_SETUP_HYBRID_IOPOLL => "HYBRID_IOPOLL",
-    IORING_SETUP_CQE_MIXED => "CQE_MIXED", IORING_SETUP_SQE_MIXED => "SQE_MIXED",
-    IORING_SETUP_SQ_REWIND => "SQ_REWIND",
-];
-
-pub const FEATURES: Names = names![
-    IORING_FEAT_SINGLE_MMAP => "SINGLE_MMAP", IORING_FEAT_NODROP => "NODROP",
-    IORING_FEAT_SUBMIT_STABLE => "SUBMIT_STABLE", IORING_FEAT_RW_CUR_POS => "RW_CUR_POS",
-    IORING_FEAT_CUR_PERSONALITY => "CUR_PERSONALITY", IORING_FEAT_FAST_POLL => "FAST_POLL",
-    IORING_FEAT_POLL_32BITS => "POLL_32BITS", IORING_FEAT_SQPOLL_NONFIXED => "SQPOLL_NONFIXED",
-    IORING_FEAT_EXT_ARG => "EXT_ARG", IORING_FEAT_NATIVE_WORKERS => "NATIVE_WORKERS",
-    IORING_FEAT_RSRC_TAGS => "RSRC_TAGS", IORING_FEAT_CQE_SKIP => "CQE_SKIP",
-    IORING_FEAT_LINKED_FILE => "LINKED_FILE", IORING_FEAT_REG_REG_RING => "REG_REG_RING",
-    IORING_FEAT_RECVSEND_BUNDLE => "RECVSEND_BUNDLE", IORING_FEAT_MIN_TIMEOUT => "MIN_TIMEOUT",
-    IORING_FEAT_RW_ATTR => "RW_ATTR", IORING_FEAT_NO_IOWAIT => "NO_IOWAIT",
 ];
 
 pub const POLL_EVENTS: Names = names![
@@ -207,67 +124,18 @@ pub const MSG_RING_FLAGS: Names = names![
     IORING_MSG_RING_CQE_SKIP => "CQE_SKIP", IORING_MSG_RING_FLAGS_PASS => "FLAGS_PASS",
 ];
 
-/// errno values with their constant names.
-pub const ERRNO: Names = {
-    use libc::*;
-    names![
-        EPERM => "EPERM", ENOENT => "ENOENT", ESRCH => "ESRCH", EINTR => "EINTR", EIO => "EIO",
-        ENXIO => "ENXIO", E2BIG => "E2BIG", ENOEXEC => "ENOEXEC", EBADF => "EBADF",
-        ECHILD => "ECHILD", EAGAIN => "EAGAIN", ENOMEM => "ENOMEM", EACCES => "EACCES",
-        EFAULT => "EFAULT", ENOTBLK => "ENOTBLK", EBUSY => "EBUSY", EEXIST => "EEXIST",
-        EXDEV => "EXDEV", ENODEV => "ENODEV", ENOTDIR => "ENOTDIR", EISDIR => "EISDIR",
-        EINVAL => "EINVAL", ENFILE => "ENFILE", EMFILE => "EMFILE", ENOTTY => "ENOTTY",
-        ETXTBSY => "ETXTBSY", EFBIG => "EFBIG", ENOSPC => "ENOSPC", ESPIPE => "ESPIPE",
-        EROFS => "EROFS", EMLINK => "EMLINK", EPIPE => "EPIPE", EDOM => "EDOM", ERANGE => "ERANGE",
-        EDEADLK => "EDEADLK", ENAMETOOLONG => "ENAMETOOLONG", ENOLCK => "ENOLCK",
-        ENOSYS => "ENOSYS", ENOTEMPTY => "ENOTEMPTY", ELOOP => "ELOOP", ENOMSG => "ENOMSG",
-        EIDRM => "EIDRM", ENOSTR => "ENOSTR", ENODATA => "ENODATA", ETIME => "ETIME",
-        ENOSR => "ENOSR", ENOLINK => "ENOLINK", EPROTO => "EPROTO", EBADMSG => "EBADMSG",
-        EOVERFLOW => "EOVERFLOW", EBADFD => "EBADFD", EILSEQ => "EILSEQ", EUSERS => "EUSERS",
-        ENOTSOCK => "ENOTSOCK", EDESTADDRREQ => "EDESTADDRREQ", EMSGSIZE => "EMSGSIZE",
-        EPROTOTYPE => "EPROTOTYPE", ENOPROTOOPT => "ENOPROTOOPT",
-        EPROTONOSUPPORT => "EPROTONOSUPPORT", ESOCKTNOSUPPORT => "ESOCKTNOSUPPORT",
-        EOPNOTSUPP => "EOPNOTSUPP", EPFNOSUPPORT => "EPFNOSUPPORT",
-        EAFNOSUPPORT => "EAFNOSUPPORT", EADDRINUSE => "EADDRINUSE",
-        EADDRNOTAVAIL => "EADDRNOTAVAIL", ENETDOWN => "ENETDOWN", ENETUNREACH => "ENETUNREACH",
-        ENETRESET => "ENETRESET", ECONNABORTED => "ECONNABORTED", ECONNRESET => "ECONNRESET",
-        ENOBUFS => "ENOBUFS", EISCONN => "EISCONN", ENOTCONN => "ENOTCONN",
-        ESHUTDOWN => "ESHUTDOWN", ETOOMANYREFS => "ETOOMANYREFS", ETIMEDOUT => "ETIMEDOUT",
-        ECONNREFUSED => "ECONNREFUSED", EHOSTDOWN => "EHOSTDOWN", EHOSTUNREACH => "EHOSTUNREACH",
-        EALREADY => "EALREADY", EINPROGRESS => "EINPROGRESS", ESTALE => "ESTALE",
-        EDQUOT => "EDQUOT", ECANCELED => "ECANCELED", EOWNERDEAD => "EOWNERDEAD",
-        ENOTRECOVERABLE => "ENOTRECOVERABLE", ERFKILL => "ERFKILL", EHWPOISON => "EHWPOISON",
-    ]
-};
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn every_opcode_and_register_op_has_a_name() {
-        assert_eq!(opcode(IORING_OP_READ), Some("READ"));
-        assert_eq!(opcode(IORING_OP_URING_CMD128), Some("URING_CMD128"));
-        assert_eq!(opcode(IORING_OP_LAST), None);
-        assert_eq!(register_op(IORING_REGISTER_PBUF_RING), Some("REGISTER_PBUF_RING"));
-        assert_eq!(register_op(IORING_REGISTER_BPF_FILTER | IORING_REGISTER_USE_REGISTERED_RING),
-            Some("REGISTER_BPF_FILTER"));
-        assert_eq!(register_op(IORING_REGISTER_LAST), None);
-    }
-
-    #[test]
     fn tables_pair_up() {
-        for t in [&SQE_FLAGS, &CQE_FLAGS, &SETUP_FLAGS, &FEATURES, &POLL_EVENTS, &POLL_CMD, &MSG_FLAGS,
-            &NET_IOPRIO, &ACCEPT_IOPRIO, &SOCK_FLAGS, &OPEN_FLAGS, &AT_FLAGS, &RW_FLAGS, &TIMEOUT_FLAGS,
-            &CANCEL_FLAGS, &FSYNC_FLAGS, &MSG_RING_FLAGS, &ERRNO]
+        for t in [&SQE_FLAGS, &CQE_FLAGS, &POLL_EVENTS, &POLL_CMD, &MSG_FLAGS, &NET_IOPRIO, &ACCEPT_IOPRIO,
+            &SOCK_FLAGS, &OPEN_FLAGS, &AT_FLAGS, &RW_FLAGS, &TIMEOUT_FLAGS, &CANCEL_FLAGS, &FSYNC_FLAGS,
+            &MSG_RING_FLAGS]
         {
-            // One name per value, plus the empty piece after the last space.
-            assert_eq!(t.names.split(' ').count(), t.vals.len() + 1, "{}", t.names);
+            assert!(t.pairs().count() > 0);
+            assert_eq!(t.of(t.pairs().last().unwrap().0), t.pairs().last().map(|e| e.1));
         }
-        assert_eq!(ERRNO.of(libc::EAGAIN as u32), Some("EAGAIN"));
-        assert_eq!(ERRNO.of(libc::ECANCELED as u32), Some("ECANCELED"));
-        assert_eq!(ERRNO.of(4000), None);
-        assert_eq!(OPCODES.names.split(' ').count(), IORING_OP_LAST as usize);
-        assert_eq!(REGISTER_OPS.names.split(' ').count(), IORING_REGISTER_LAST as usize);
     }
 }

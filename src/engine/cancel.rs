@@ -5,9 +5,9 @@ use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
 
 use super::ctx::Ctx;
-use super::opdef::{OpDef, BASE};
+use super::opdef::{self, OpDef, BASE};
 use super::req::{self, fail_chain, rf, st, Issued, Mode, OpData, Req, ReqPtr};
-use super::{io_wq, reactor};
+use super::io_wq;
 use crate::sys::*;
 
 const CANCEL_FLAGS: u32 = IORING_ASYNC_CANCEL_ALL
@@ -34,11 +34,8 @@ impl CancelData {
         if f & IORING_ASYNC_CANCEL_ANY != 0 {
             return true;
         }
-        if f & IORING_ASYNC_CANCEL_FD != 0 {
-            let timeout = matches!(r.sqe.opcode, IORING_OP_TIMEOUT | IORING_OP_LINK_TIMEOUT);
-            if timeout || counted(r.sqe.opcode) || (r.sqe.has(IOSQE_FIXED_FILE), r.sqe.fd) != self.file {
-                return false;
-            }
+        if f & IORING_ASYNC_CANCEL_FD != 0 && (!opdef::get(r.sqe.opcode).cancel_fd || (r.sqe.has(IOSQE_FIXED_FILE), r.sqe.fd) != self.file) {
+            return false;
         }
         if f & IORING_ASYNC_CANCEL_OP != 0 && r.sqe.opcode != self.opcode {
             return false;
@@ -48,11 +45,9 @@ impl CancelData {
     }
 }
 
-/// Ops whose cancellation the kernel reports as a count even when one
-/// request was asked for (its waitid and futex lists answer that way), and
-/// that no fd-based cancellation finds.
+/// Ops whose cancellation answers with a count (`OpDef::cancel_count`).
 fn counted(opcode: u8) -> bool {
-    matches!(opcode, IORING_OP_WAITID | IORING_OP_FUTEX_WAIT | IORING_OP_FUTEX_WAITV)
+    opdef::get(opcode).cancel_count
 }
 
 fn prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
@@ -128,21 +123,18 @@ fn detach(req: ReqPtr, was_queued: bool) {
     let r = unsafe { req.get() };
     if r.flags & rf::EPOLLED != 0 {
         super::readiness::disarm(r);
-    } else if matches!(r.sqe.opcode, IORING_OP_FUTEX_WAIT | IORING_OP_FUTEX_WAITV) {
-        super::futex::forget(req);
     } else {
-        reactor::del_timer(req);
-        super::timeout::unlist_seq(r.ctx(), req);
+        (opdef::get(r.sqe.opcode).disarm)(req);
     }
 }
 
 /// Requests that run on a worker only where the kernel's would wait in a
-/// poll (accept on a blocking listener, connect on a blocking socket, see
-/// sock.rs; reads and writes of ttys, see rw.rs): interrupted, they end
-/// with -ECANCELED, so a cancel counts them as cancelled, as the kernel's
-/// poll removal does. The caller owns the request.
+/// poll (`OpDef::poll_like`; reads and writes of ttys, see rw.rs):
+/// interrupted, they end with -ECANCELED, so a cancel counts them as
+/// cancelled, as the kernel's poll removal does. The caller owns the
+/// request.
 pub(crate) fn waits_like_poll(r: &Req) -> bool {
-    matches!(r.sqe.opcode, IORING_OP_ACCEPT | IORING_OP_CONNECT) || r.flags & rf::UNBOUND != 0
+    opdef::get(r.sqe.opcode).poll_like || r.flags & rf::UNBOUND != 0
 }
 
 /// How often a cancel looks again for a request its owner is busy with

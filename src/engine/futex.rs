@@ -413,7 +413,7 @@ fn settle(armed: &AtomicU32, want: u32) {
 }
 
 /// Cancellation took a waiting request: its entries leave the registry.
-pub(crate) fn forget(req: ReqPtr) {
+fn forget(req: ReqPtr) {
     REG.lock().remove(|s| s.req == req);
 }
 
@@ -577,6 +577,7 @@ pub(crate) unsafe fn after_fork_child() {
     }
 }
 
-pub(crate) const FUTEX_WAIT: OpDef = OpDef { prep, issue: wait, creds: false, ..BASE };
-pub(crate) const FUTEX_WAITV: OpDef = OpDef { prep: prep_waitv, issue: wait, creds: false, ..BASE };
+pub(crate) const FUTEX_WAIT: OpDef =
+    OpDef { prep, issue: wait, creds: false, disarm: forget, cancel_count: true, cancel_fd: false, ..BASE };
+pub(crate) const FUTEX_WAITV: OpDef = OpDef { prep: prep_waitv, ..FUTEX_WAIT };
 pub(crate) const FUTEX_WAKE: OpDef = OpDef { prep, issue: wake, creds: false, ..BASE };

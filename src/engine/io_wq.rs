@@ -228,11 +228,16 @@ fn do_kick(k: Kick) {
     }
 }
 
+/// The key a request is serialised by (`OpDef::hash`).
+fn hash(r: &req::Req) -> Option<u64> {
+    super::opdef::get(r.sqe.opcode).hash.and_then(|h| h(r))
+}
+
 /// Queues `req` for a worker. The request becomes findable (state QUEUED)
 /// before any worker can see it.
 pub(crate) fn enqueue(ctx: &Ctx, req: ReqPtr) {
     // SAFETY: still ours until it is queued.
-    let key = super::rw::hash_key(unsafe { req.get() });
+    let key = hash(unsafe { req.get() });
     let c = class(req);
     ctx.list(req, st::QUEUED);
     let k = {
@@ -271,7 +276,7 @@ pub(crate) fn idle() -> bool {
 /// runs a request's linked work itself. Nobody else needs waking.
 pub(crate) fn requeue(ctx: &Ctx, req: ReqPtr) {
     // SAFETY: still ours until it is queued.
-    let key = super::rw::hash_key(unsafe { req.get() });
+    let key = hash(unsafe { req.get() });
     ctx.list(req, st::QUEUED);
     push(&mut POOL.lock(), req, key, true);
 }

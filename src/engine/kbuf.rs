@@ -17,7 +17,7 @@ use super::ctx::Ctx;
 use super::lock::Guard;
 use super::opdef::{OpDef, BASE};
 use super::os;
-use super::req::{Issued, Mode, OpData, Req, ReqPtr};
+use super::req::{Issued, Mode, Req, ReqPtr};
 use crate::sys::*;
 
 /// Bytes of one `struct io_uring_buf`; the ring's tail is the u16 at 14.
@@ -447,15 +447,10 @@ impl Groups {
     }
 }
 
-/// The CQE flags naming a provided buffer a request still holds when it
-/// is completed from outside its issue (cancelled, failed in a chain, torn
-/// down): the buffer is consumed, and named, as on any failure.
-pub(crate) fn held(r: &mut Req) -> u32 {
-    let bid = match &mut r.io {
-        OpData::Rw(d) => super::rw::take_held(d),
-        OpData::Net(d) => d.buf.take_held(),
-        _ => None,
-    };
+/// The CQE flags naming a provided buffer a request still held when it
+/// was completed from outside its issue (cancelled, failed in a chain,
+/// torn down): the buffer is consumed, and named, as on any failure.
+pub(crate) fn held_flags(bid: Option<u16>) -> u32 {
     bid.map_or(0, cqe_flags)
 }
 

@@ -611,7 +611,15 @@ fn zc_finish(ctx: &Ctx, r: &mut Req, res: i32, fail: bool, mode: Mode) -> (i32, 
 /// caught by ring teardown) as the kernel's fail hook has it: what moved
 /// already is the result, and a zero-copy send still posts both CQEs (its
 /// result with F_MORE here, the notification as the returned completion).
-pub(crate) fn unfinished(ctx: &Ctx, r: &mut Req, res: i32, cflags: u32, mode: Mode) -> Option<(i32, u32)> {
+/// The buffer a request still holds is named in its CQE (see
+/// `kbuf::held_flags`).
+fn fail(ctx: &Ctx, r: &mut Req, res: i32, cflags: u32, mode: Mode) -> (i32, u32) {
+    let (res, cflags) = unfinished(ctx, r, res, cflags, mode).unwrap_or((res, cflags));
+    let OpData::Net(d) = &mut r.io else { return (res, cflags) };
+    (res, cflags | super::kbuf::held_flags(d.buf.take_held()))
+}
+
+fn unfinished(ctx: &Ctx, r: &mut Req, res: i32, cflags: u32, mode: Mode) -> Option<(i32, u32)> {
     let OpData::Net(d) = &r.io else { return None };
     let zc = matches!(r.sqe.opcode, IORING_OP_SEND_ZC | IORING_OP_SENDMSG_ZC) && cflags & IORING_CQE_F_NOTIF == 0;
     let fail = res < 0 || r.flags & rf::FAIL != 0;
@@ -635,7 +643,7 @@ fn send_mask(_: &Req) -> u32 {
     libc::EPOLLOUT as u32
 }
 
-const NET: OpDef = OpDef { needs_file: true, ioprio: true, unbounded: true, ..BASE };
+const NET: OpDef = OpDef { needs_file: true, ioprio: true, unbounded: true, fail: Some(fail), ..BASE };
 pub(crate) const SEND: OpDef = OpDef { prep: send_prep, issue: send_issue, poll_mask: send_mask, ..NET };
 pub(crate) const RECV: OpDef = OpDef { prep: recv_prep, issue: recv_issue, poll_mask: recv_mask, creds: false, ..NET };
 pub(crate) const SEND_ZC: OpDef = OpDef { prep: zc_prep, issue: zc_issue, poll_mask: send_mask, needs_file: false, ..NET };

@@ -55,7 +55,7 @@ impl BufState {
 
 impl BufState {
     /// The buffer the request kept across a wait, if any (see
-    /// `kbuf::held`).
+    /// `kbuf::held_flags`).
     pub(crate) fn take_held(&mut self) -> Option<u16> {
         self.pick.take().map(|p| p.bid).or_else(|| self.send.take().map(|b| b.bid))
     }

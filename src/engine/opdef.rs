@@ -3,8 +3,13 @@
 //! it waits for on a pollable file. Opcodes without a row complete with
 //! -EINVAL, exactly as on a kernel that predates them, and the probe
 //! reports the rows and nothing else.
+//!
+//! A row also carries its family's cold hooks, as the kernel's
+//! `io_cold_def` does: what the core calls when a request leaves its op's
+//! own path (failed or cancelled from outside, a timer fired, taken back
+//! by a cancel). The core calls the row, never a family by name.
 
-use super::ctx::Ctx;
+use super::ctx::{Cqe, Ctx};
 use super::req::{Issued, Mode, Req, ReqPtr};
 use crate::sys::*;
 
@@ -46,6 +51,55 @@ pub(crate) struct OpDef {
     /// privilege bits a write clears): run elsewhere, it takes the
     /// submitter's along (see creds.rs).
     pub creds: bool,
+
+    /// The key io-wq serialises the request by, if any (the kernel's
+    /// hash_reg_file: buffered writes to one regular file).
+    pub hash: Option<fn(&Req) -> Option<u64>>,
+
+    // Cold hooks and the facts cancellation needs.
+    /// Settles a completion that may come from outside the op's issue
+    /// (cancelled, failed in a chain, torn down): returns the result and
+    /// CQE flags to post (what a transfer moved already, the provided
+    /// buffer it still holds). The kernel's `fail` hook and buffer put.
+    pub fail: Option<FailFn>,
+    /// A reactor timer the op armed fired (the reactor owns the request).
+    /// Only rows with this hook arm timers.
+    pub timer: Option<fn(&Ctx, ReqPtr)>,
+    /// Takes a request a cancel won back from where the op parked it
+    /// outside the worker queue and the readiness set (by default its
+    /// reactor timer).
+    pub disarm: fn(ReqPtr),
+    /// Its file reported ready in the readiness set (the owner holds the
+    /// request); without it the request is issued again.
+    pub ready: Option<fn(&Ctx, ReqPtr, u32)>,
+    /// Guards the request before it in a chain (LINK_TIMEOUT).
+    pub guard: Option<Guard>,
+    /// Listed, it is also found by user_data in the ring's poll index
+    /// (POLL_REMOVE looks there).
+    pub indexed: bool,
+    /// A cancel that finds it answers with a count even when one request
+    /// was asked for (the kernel's futex and waitid lists answer so).
+    pub cancel_count: bool,
+    /// IORING_ASYNC_CANCEL_FD may find it (ops with a file of their own).
+    pub cancel_fd: bool,
+    /// Run by a worker only where the kernel's would wait in a poll: an
+    /// interrupted call ends as cancelled, as the kernel's poll removal.
+    pub poll_like: bool,
+}
+
+/// `OpDef::fail`: (result, CQE flags) in, the ones to post out.
+pub(crate) type FailFn = fn(&Ctx, &mut Req, i32, u32, Mode) -> (i32, u32);
+
+/// The hooks of a request that guards the one before it in its chain.
+#[derive(Clone, Copy)]
+pub(crate) struct Guard {
+    /// Binds it to the request it guards (`Req::id`), at that one's issue.
+    pub bind: fn(ReqPtr, u64),
+    /// Starts it after the guarded request's first issue.
+    pub arm: fn(&Ctx, ReqPtr),
+    /// The guarded request completed: settles it, returning its CQE if
+    /// one is due now.
+    pub disarm: fn(&Ctx, ReqPtr) -> Option<Cqe>,
 }
 
 pub(crate) fn stable(_: &mut Req) -> Result<(), i32> {
@@ -70,6 +124,18 @@ pub(crate) const BASE: OpDef = OpDef {
     error_fails: true,
     is_128: false,
     creds: true,
+    hash: None,
+    fail: None,
+    timer: None,
+    disarm: |r| {
+        super::reactor::del_timer(r);
+    },
+    ready: None,
+    guard: None,
+    indexed: false,
+    cancel_count: false,
+    cancel_fd: true,
+    poll_like: false,
 };
 
 const N: usize = IORING_OP_LAST as usize;
@@ -94,6 +160,7 @@ static TABLE: [Option<OpDef>; N] = {
     t[IORING_OP_OPENAT as usize] = Some(super::openclose::OPEN);
     t[IORING_OP_OPENAT2 as usize] = Some(super::openclose::OPEN);
     t[IORING_OP_CLOSE as usize] = Some(super::openclose::CLOSE);
+    t[IORING_OP_PIPE as usize] = Some(super::openclose::PIPE);
     t[IORING_OP_STATX as usize] = Some(super::fs::PATH_OP);
     t[IORING_OP_RENAMEAT as usize] = Some(super::fs::PATH_OP);
     t[IORING_OP_UNLINKAT as usize] = Some(super::fs::PATH_OP);

@@ -1,4 +1,4 @@
-//! OPENAT, OPENAT2 and CLOSE, including the fixed-file variants.
+//! OPENAT, OPENAT2, CLOSE and PIPE, including the fixed-file variants.
 //!
 //! An open is first tried in the issuing thread with RESOLVE_CACHED (it
 //! fails rather than block on a lookup) and O_NONBLOCK (a FIFO does not
@@ -154,3 +154,78 @@ fn close_issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
 }
 
 pub(crate) const CLOSE: OpDef = OpDef { prep: close_prep, issue: close_issue, creds: false, ..BASE };
+
+/// The pipe2(2) flags PIPE takes (O_EXCL is O_NOTIFICATION_PIPE).
+const PIPE_FLAGS: u32 = (libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_DIRECT | libc::O_EXCL) as u32;
+
+fn pipe_prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
+    let s = &r.sqe;
+    if s.fd != 0 || s.off != 0 || s.addr3 != 0 || s.op_flags & !PIPE_FLAGS != 0 {
+        return Err(-libc::EINVAL);
+    }
+    Ok(())
+}
+
+/// Creates the pipe, then hands its ends out as plain fds or, with a
+/// file index, as direct descriptors; the two numbers go to `addr`.
+fn pipe_issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
+    // SAFETY: issue functions own their request.
+    let s = &unsafe { req.get() }.sqe;
+    let fixed = s.file_index != 0;
+    // The table's copies must not leak into exec'd programs.
+    let cloexec = if fixed { libc::O_CLOEXEC as u32 } else { 0 };
+    let mut ends = [-1i32; 2];
+    // SAFETY: room for the two fds.
+    if unsafe { libc::pipe2(ends.as_mut_ptr(), (s.op_flags | cloexec) as i32) } < 0 {
+        return Issued::Done(os::errno(), 0);
+    }
+    let res = if fixed { pipe_fixed(ctx, ends, s.op_flags, s.file_index, s.addr) } else { pipe_fds(ends, s.addr) };
+    Issued::Done(res, 0)
+}
+
+fn pipe_fds(ends: [i32; 2], addr: u64) -> i32 {
+    match os::copy_to_user(addr, ends.as_ptr() as *const u8, core::mem::size_of_val(&ends)) {
+        Ok(()) => 0,
+        Err(e) => {
+            ends.iter().for_each(|&fd| os::close(fd));
+            e
+        }
+    }
+}
+
+/// The ends go to slot `file_index - 1` and the one after, or to free
+/// slots (IORING_FILE_INDEX_ALLOC); the two slots are written back.
+fn pipe_fixed(ctx: &Ctx, ends: [i32; 2], flags: u32, file_index: u32, addr: u64) -> i32 {
+    if flags & libc::O_CLOEXEC as u32 != 0 {
+        ends.iter().for_each(|&fd| os::close(fd));
+        return -libc::EINVAL;
+    }
+    let mut out = [-1i32; 2];
+    let mut index = file_index;
+    for (i, &fd) in ends.iter().enumerate() {
+        let slot = if index == IORING_FILE_INDEX_ALLOC { index } else { index - 1 };
+        // Closes `fd` if it fails.
+        let ret = rsrc::install_fixed(ctx, fd, slot);
+        if ret < 0 {
+            ends[i + 1..].iter().for_each(|&fd| os::close(fd));
+            return undo_fixed(ctx, out, ret);
+        }
+        out[i] = if index == IORING_FILE_INDEX_ALLOC { ret } else { slot as i32 };
+        if index != IORING_FILE_INDEX_ALLOC {
+            index = index.wrapping_add(1);
+        }
+    }
+    match os::copy_to_user(addr, out.as_ptr() as *const u8, core::mem::size_of_val(&out)) {
+        Ok(()) => 0,
+        Err(e) => undo_fixed(ctx, out, e),
+    }
+}
+
+fn undo_fixed(ctx: &Ctx, out: [i32; 2], err: i32) -> i32 {
+    for &slot in out.iter().filter(|&&s| s != -1) {
+        rsrc::close_fixed(ctx, slot as u32);
+    }
+    err
+}
+
+pub(crate) const PIPE: OpDef = OpDef { prep: pipe_prep, issue: pipe_issue, creds: false, ..BASE };

@@ -102,7 +102,7 @@ fn add_issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
 }
 
 /// A server of the ring's set saw `revents` on a poll request it now owns.
-pub(crate) fn event(ctx: &Ctx, req: ReqPtr, revents: u32) {
+fn event(ctx: &Ctx, req: ReqPtr, revents: u32) {
     // SAFETY: the server won the request's state: it is ours.
     let r = unsafe { req.get() };
     let ev = events(r);
@@ -116,7 +116,8 @@ pub(crate) fn event(ctx: &Ctx, req: ReqPtr, revents: u32) {
     ctx.post_more(c, Mode::Reactor);
 }
 
-pub(crate) const POLL_ADD: OpDef = OpDef { prep: add_prep, issue: add_issue, needs_file: true, creds: false, ..BASE };
+pub(crate) const POLL_ADD: OpDef =
+    OpDef { prep: add_prep, issue: add_issue, needs_file: true, creds: false, ready: Some(event), indexed: true, ..BASE };
 
 /// POLL_REMOVE's arguments.
 #[derive(Clone, Copy)]

@@ -312,8 +312,8 @@ fn expire() {
         let mut arming = Vec::new();
         for (_, r) in s.timers.drain(..n) {
             // SAFETY: timers in the list are alive while the lock is held.
-            let link = unsafe { r.get() }.sqe.opcode == crate::sys::IORING_OP_LINK_TIMEOUT;
-            let to = if link { st::FIRING } else { st::IDLE };
+            let guard = super::opdef::get(unsafe { r.get() }.sqe.opcode).guard.is_some();
+            let to = if guard { st::FIRING } else { st::IDLE };
             match r.state().compare_exchange(st::ARMED, to, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => due.push(r),
                 // Still being armed by its issuer: fire it on the next tick.
@@ -331,7 +331,11 @@ fn expire() {
         // SAFETY: we won the state: the request is ours.
         let ctx = unsafe { r.get() }.ctx();
         let _ring = table::hold(ctx);
-        super::timeout::fire(ctx, r);
+        // SAFETY: as above.
+        let def = super::opdef::get(unsafe { r.get() }.sqe.opcode);
+        if let Some(fire) = def.timer {
+            fire(ctx, r);
+        }
     }
     let mut done = Vec::new();
     for idx in watched {

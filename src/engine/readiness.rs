@@ -384,11 +384,9 @@ fn ready(ctx: &Ctx, r: ReqPtr, events: u32) {
         return;
     }
     // SAFETY: we won the request's state: it is ours.
-    let op = unsafe { r.get() }.sqe.opcode;
-    if op == crate::sys::IORING_OP_POLL_ADD {
-        super::poll::event(ctx, r, events);
-    } else {
-        req::issue(ctx, r, Mode::Reactor);
+    match super::opdef::get(unsafe { r.get() }.sqe.opcode).ready {
+        Some(ready) => ready(ctx, r, events),
+        None => req::issue(ctx, r, Mode::Reactor),
     }
 }
 

@@ -15,9 +15,9 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use super::ctx::{Cqe, Ctx};
 use super::opdef;
 use crate::sys::flat_sqe::Sqe;
-use super::{io_wq, os, timeout};
+use super::{io_wq, os};
 use crate::sys::{
-    IORING_OP_LINK_TIMEOUT, IORING_OP_POLL_ADD, IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_TASKRUN_FLAG, IORING_SQ_TASKRUN, IOSQE_ASYNC,
+    IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_TASKRUN_FLAG, IORING_SQ_TASKRUN, IOSQE_ASYNC,
     IOSQE_CQE_SKIP_SUCCESS, IOSQE_FIXED_FILE, IOSQE_IO_HARDLINK, IOSQE_IO_LINK,
 };
 
@@ -152,11 +152,11 @@ pub(crate) enum OpData {
     /// The epoll mask a POLL_ADD waits for.
     Poll(u32),
     PollUpdate(super::poll::PollUpdate),
-    Timeout(timeout::TimeoutData),
+    Timeout(super::timeout::TimeoutData),
     /// The last retry period of a WAITID that polls (ns).
     Waitid(u64),
     Futex(super::futex::FutexData),
-    TimeoutRemove(timeout::TimeoutRemove),
+    TimeoutRemove(super::timeout::TimeoutRemove),
     Net(alloc::boxed::Box<super::net::NetData>),
     Sock(alloc::boxed::Box<super::sock::SockData>),
 }
@@ -351,7 +351,7 @@ impl Ctx {
         if r.flags & rf::LISTED == 0 {
             r.flags |= rf::LISTED;
             inner.armed.push(req);
-            if r.sqe.opcode == IORING_OP_POLL_ADD {
+            if opdef::get(r.sqe.opcode).indexed {
                 inner.polls.insert((r.sqe.user_data, req.addr() as usize));
             }
         }
@@ -371,7 +371,7 @@ impl Ctx {
         if r.flags & rf::LISTED != 0 {
             let mut inner = self.inner.lock();
             inner.armed.remove(req);
-            if r.sqe.opcode == IORING_OP_POLL_ADD {
+            if opdef::get(r.sqe.opcode).indexed {
                 inner.polls.remove(&(r.sqe.user_data, req.addr() as usize));
             }
             r.flags &= !rf::LISTED;
@@ -404,10 +404,10 @@ fn complete_step(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode) -> O
     ctx.unlist(req);
     // SAFETY: the caller owns the request.
     let r = unsafe { req.get() };
-    if let Some((n, f)) = super::net::unfinished(ctx, r, res, cflags, mode) {
-        return complete_step(ctx, req, n, f, mode);
-    }
-    let cflags = cflags | super::kbuf::held(r);
+    let (res, cflags) = match opdef::get(r.sqe.opcode).fail {
+        Some(fail) => fail(ctx, r, res, cflags, mode),
+        None => (res, cflags),
+    };
     let etime_ok = res == -libc::ETIME && r.flags & rf::ETIME_OK != 0;
     let failed = (res < 0 && !etime_ok && r.flags & rf::NOFAIL == 0) || r.flags & rf::FAIL != 0;
     let mut cqes = [Cqe::default(); 2];
@@ -420,7 +420,7 @@ fn complete_step(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode) -> O
         n = 1;
     }
     if let Some(lt) = r.ltimeout.take() {
-        if let Some(c) = timeout::disarm_linked(ctx, lt) {
+        if let Some(c) = (guard(lt).disarm)(ctx, lt) {
             cqes[n] = c;
             n += 1;
         }
@@ -429,7 +429,7 @@ fn complete_step(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode) -> O
         if let Some(lt) = r.link {
             // SAFETY: chain members belong to the head's owner.
             let l = unsafe { lt.get() };
-            if l.sqe.opcode == IORING_OP_LINK_TIMEOUT {
+            if opdef::get(l.sqe.opcode).guard.is_some() {
                 // Never armed (its request never ran): it goes with
                 // -ECANCELED whatever happened to the request, as the
                 // kernel's disarm of a pending link timeout does, unless
@@ -455,6 +455,13 @@ fn complete_step(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode) -> O
         return None;
     }
     Some(next)
+}
+
+/// The hooks of a request bound as its chain predecessor's guard.
+fn guard(lt: ReqPtr) -> opdef::Guard {
+    // SAFETY: a bound guard belongs to the owner of the request it guards.
+    let op = unsafe { lt.get() }.sqe.opcode;
+    opdef::get(op).guard.expect("bound only from a row with guard hooks")
 }
 
 /// Completes the rest of a chain after a member failed: each posts its own
@@ -533,11 +540,11 @@ fn issue_step(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Option<ReqPtr> {
         if let Some(n) = r.link {
             // SAFETY: chain members belong to the head's owner.
             let nr = unsafe { n.get() };
-            if nr.sqe.opcode == IORING_OP_LINK_TIMEOUT {
+            if let Some(g) = opdef::get(nr.sqe.opcode).guard {
                 r.link = nr.link.take();
                 r.ltimeout = Some(n);
                 lt = Some(n);
-                timeout::prepare_linked(n, r.id);
+                (g.bind)(n, r.id);
             }
         }
     }
@@ -588,7 +595,7 @@ fn issue_step(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Option<ReqPtr> {
         }
     };
     if let Some(lt) = lt {
-        timeout::arm_linked(ctx, lt);
+        (guard(lt).arm)(ctx, lt);
     }
     if mode == Mode::Worker {
         io_wq::op_returned();

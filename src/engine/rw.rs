@@ -46,9 +46,11 @@ pub(crate) struct RwData {
 // access from any thread, as the kernel's workers would.
 unsafe impl Send for RwData {}
 
-/// The buffer a request kept across a wait, if any (see `kbuf::held`).
-pub(crate) fn take_held(d: &mut RwData) -> Option<u16> {
-    d.sel.take().map(|p| p.bid)
+/// Names the provided buffer a request kept across a wait, if any, in a
+/// completion from outside its issue (see `kbuf::held_flags`).
+fn fail(_: &Ctx, r: &mut Req, res: i32, cflags: u32, _: Mode) -> (i32, u32) {
+    let OpData::Rw(d) = &mut r.io else { return (res, cflags) };
+    (res, cflags | super::kbuf::held_flags(d.sel.take().map(|p| p.bid)))
 }
 
 fn read_op(opcode: u8) -> bool {
@@ -138,7 +140,8 @@ fn poll_mask(r: &Req) -> u32 {
     }
 }
 
-pub(crate) const RW: OpDef = OpDef { prep, issue: issue_polled, stabilize, poll_mask, needs_file: true, ioprio: true, iopoll: true, ..BASE };
+pub(crate) const RW: OpDef =
+    OpDef { prep, issue: issue_polled, stabilize, poll_mask, needs_file: true, ioprio: true, iopoll: true, fail: Some(fail), hash: Some(hash_key), ..BASE };
 pub(crate) const RW_BUFSEL: OpDef = OpDef { buffer_select: true, creds: false, ..RW };
 
 /// The file's type bits (S_IFMT), or 0 if fstat fails.
@@ -223,7 +226,7 @@ fn write_op(opcode: u8) -> bool {
 /// The key io-wq serialises a request by: the inode of a regular file a
 /// buffered write goes to (the kernel's hash_reg_file). O_DIRECT writes,
 /// which the kernel issues in parallel, and everything else have none.
-pub(crate) fn hash_key(r: &Req) -> Option<u64> {
+fn hash_key(r: &Req) -> Option<u64> {
     if !write_op(r.sqe.opcode) || r.flags & rf::DIRECT != 0 {
         return None;
     }

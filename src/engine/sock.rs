@@ -187,7 +187,8 @@ fn connect_mask(_: &Req) -> u32 {
     libc::EPOLLOUT as u32
 }
 
-pub(crate) const CONNECT: OpDef = OpDef { prep: addr_prep, issue: connect_issue, poll_mask: connect_mask, unbounded: true, ..FILE_OP };
+pub(crate) const CONNECT: OpDef =
+    OpDef { prep: addr_prep, issue: connect_issue, poll_mask: connect_mask, unbounded: true, poll_like: true, ..FILE_OP };
 
 fn accept_prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
     let s = &r.sqe;
@@ -289,8 +290,15 @@ fn accept_mask(_: &Req) -> u32 {
     libc::EPOLLIN as u32
 }
 
-pub(crate) const ACCEPT: OpDef =
-    OpDef { prep: accept_prep, issue: accept_issue, poll_mask: accept_mask, ioprio: true, unbounded: true, ..FILE_OP };
+pub(crate) const ACCEPT: OpDef = OpDef {
+    prep: accept_prep,
+    issue: accept_issue,
+    poll_mask: accept_mask,
+    ioprio: true,
+    unbounded: true,
+    poll_like: true,
+    ..FILE_OP
+};
 
 fn cmd_prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
     let s = &r.sqe;

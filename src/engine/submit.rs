@@ -9,7 +9,7 @@ use super::opdef;
 use super::req::{self, fail_chain, queue_chain, rf, Mode, ReqPtr};
 use crate::sys::flat_sqe::Sqe;
 use crate::sys::{
-    io_uring_sqe, IORING_OP_LINK_TIMEOUT, IORING_OP_NOP, IORING_SETUP_IOPOLL, IORING_SETUP_SQE128, IORING_SETUP_SQE_MIXED,
+    io_uring_sqe, IORING_OP_NOP, IORING_SETUP_IOPOLL, IORING_SETUP_SQE128, IORING_SETUP_SQE_MIXED,
     IORING_SETUP_SQPOLL, IORING_SETUP_SQ_REWIND,
     IORING_SETUP_SUBMIT_ALL, IOSQE_BUFFER_SELECT, IOSQE_CQE_SKIP_SUCCESS, IOSQE_IO_DRAIN,
 };
@@ -428,9 +428,9 @@ fn init(ctx: &Ctx, st: &mut SubmitState, req: ReqPtr, prev: Option<u8>, drain: &
         r.creds = Some(super::creds::personality(ctx, r.sqe.personality)?);
     }
     (def.prep)(ctx, r)?;
-    // A link timeout guards the request before it, which must exist and
-    // not be a link timeout itself.
-    if r.sqe.opcode == IORING_OP_LINK_TIMEOUT && prev.is_none_or(|p| p == IORING_OP_LINK_TIMEOUT) {
+    // A guard (link timeout) guards the request before it, which must
+    // exist and not be a guard itself.
+    if def.guard.is_some() && prev.is_none_or(|p| opdef::get(p).guard.is_some()) {
         return Err(-libc::EINVAL);
     }
     Ok(())

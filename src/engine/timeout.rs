@@ -10,7 +10,7 @@
 use core::sync::atomic::Ordering;
 
 use super::ctx::{Cqe, Ctx, Inner};
-use super::opdef::{OpDef, BASE};
+use super::opdef::{Guard, OpDef, BASE};
 use super::req::{self, rf, st, Issued, Mode, OpData, Req, ReqPtr};
 use super::{os, reactor};
 use crate::sys::*;
@@ -135,8 +135,20 @@ fn issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
     }
 }
 
-pub(crate) const TIMEOUT: OpDef = OpDef { prep, issue, creds: false, ..BASE };
-pub(crate) const LINK_TIMEOUT: OpDef = OpDef { prep, creds: false, ..BASE };
+/// A cancel took a timeout back: from its timer and the count list.
+fn disarm(req: ReqPtr) {
+    reactor::del_timer(req);
+    // SAFETY: the canceller won the request's state: it is ours.
+    unlist_seq(unsafe { req.get() }.ctx(), req);
+}
+
+const TIMEOUTS: OpDef = OpDef { prep, creds: false, disarm, cancel_fd: false, ..BASE };
+pub(crate) const TIMEOUT: OpDef = OpDef { issue, timer: Some(fire), ..TIMEOUTS };
+pub(crate) const LINK_TIMEOUT: OpDef = OpDef {
+    timer: Some(fire_linked),
+    guard: Some(Guard { bind: prepare_linked, arm: arm_linked, disarm: disarm_linked }),
+    ..TIMEOUTS
+};
 
 impl Ctx {
     /// Count-based timeouts whose count was reached move to `fired`; the
@@ -185,7 +197,7 @@ impl Ctx {
 }
 
 /// Removes a TIMEOUT its owner took from the count list (if there).
-pub(crate) fn unlist_seq(ctx: &Ctx, req: ReqPtr) {
+fn unlist_seq(ctx: &Ctx, req: ReqPtr) {
     let mut inner = ctx.inner.lock();
     if let Some(i) = inner.seq_timeouts.iter().position(|&t| t == req) {
         inner.seq_timeouts.remove(i);
@@ -193,15 +205,9 @@ pub(crate) fn unlist_seq(ctx: &Ctx, req: ReqPtr) {
 }
 
 /// A timer fired (the reactor owns `r`).
-pub(crate) fn fire(ctx: &Ctx, req: ReqPtr) {
+fn fire(ctx: &Ctx, req: ReqPtr) {
     // SAFETY: the reactor won the state: the request is ours.
     let r = unsafe { req.get() };
-    if r.sqe.opcode == IORING_OP_LINK_TIMEOUT {
-        return fire_linked(ctx, req);
-    }
-    if r.sqe.opcode == crate::sys::IORING_OP_WAITID {
-        return super::waitid::retry(ctx, req);
-    }
     unlist_seq(ctx, req);
     ctx.timeouts_fired.fetch_add(1, Ordering::AcqRel);
     let d = data(r);
@@ -221,14 +227,14 @@ pub(crate) fn fire(ctx: &Ctx, req: ReqPtr) {
 // ------------------------------------------------------------ link timeouts
 
 /// Binds a link timeout to the request it guards (at that request's issue).
-pub(crate) fn prepare_linked(lt: ReqPtr, target: u64) {
+fn prepare_linked(lt: ReqPtr, target: u64) {
     // SAFETY: the link timeout belongs to its target's owner until armed.
     data(unsafe { lt.get() }).target = target;
 }
 
 /// Arms the link timeout after its request's first issue; if the request
 /// already completed (and settled the timeout), frees it instead.
-pub(crate) fn arm_linked(ctx: &Ctx, lt: ReqPtr) {
+fn arm_linked(ctx: &Ctx, lt: ReqPtr) {
     let mut timers = reactor::lock_timers();
     if lt.state().compare_exchange(st::IDLE, st::ARMED, Ordering::AcqRel, Ordering::Acquire).is_err() {
         drop(timers);
@@ -244,7 +250,7 @@ pub(crate) fn arm_linked(ctx: &Ctx, lt: ReqPtr) {
 
 /// Settles the link timeout of a completing request: returns its
 /// -ECANCELED CQE unless it already fired (or skips success).
-pub(crate) fn disarm_linked(ctx: &Ctx, lt: ReqPtr) -> Option<Cqe> {
+fn disarm_linked(ctx: &Ctx, lt: ReqPtr) -> Option<Cqe> {
     let mut timers = reactor::lock_timers();
     // SAFETY: the timer lock orders us with arming and firing.
     let l = unsafe { lt.get() };

@@ -93,7 +93,7 @@ fn issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
 }
 
 /// A retry timer fired (the reactor owns the request).
-pub(crate) fn retry(ctx: &Ctx, req: ReqPtr) {
+fn retry(ctx: &Ctx, req: ReqPtr) {
     super::req::issue(ctx, req, Mode::Reactor);
 }
 
@@ -105,4 +105,5 @@ fn poll_mask(r: &Req) -> u32 {
     }
 }
 
-pub(crate) const WAITID: OpDef = OpDef { prep, issue, poll_mask, creds: false, ..BASE };
+pub(crate) const WAITID: OpDef =
+    OpDef { prep, issue, poll_mask, creds: false, timer: Some(retry), cancel_count: true, cancel_fd: false, ..BASE };

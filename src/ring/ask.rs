@@ -344,7 +344,7 @@ mod tests {
             eprintln!("skipped: no IORING_REGISTER_QUERY on this kernel");
             return;
         };
-        for &(flag, name) in crate::diag::names::SETUP_FLAGS.all {
+        for (flag, name) in crate::diag::names::SETUP_FLAGS.pairs() {
             let known = q.ring_setup_flags as u32 & flag != 0;
             let ret = try_flag(flag);
             if known {
@@ -366,7 +366,7 @@ mod tests {
         let mut out = [RegAnswer::Untested(0); IORING_REGISTER_LAST as usize];
         register_opcodes(&mut out).unwrap();
         for (op, a) in out.iter().enumerate() {
-            let name = crate::diag::names::REGISTER_OPS.all[op].1;
+            let name = crate::diag::names::REGISTER_OPS.nth(op).unwrap_or("?");
             assert!(!matches!(a, RegAnswer::Untested(_)), "{name}: {a:?}");
             assert_eq!(a.is_known(), (op as u32) < q.nr_register_opcodes, "{name}: {a:?}");
         }

@@ -397,7 +397,7 @@ impl fmt::Display for Dur {
 }
 
 fn op_name(op: u8) -> &'static str {
-    OPCODES.name_of(op as u32).unwrap_or("?")
+    OPCODES.of(op as u32).unwrap_or("?")
 }
 
 /// Calls `f` with each opcode's requests, sorted by duration, in order of
