@@ -908,3 +908,7 @@ impl ArmedList {
         })
     }
 }
+
+#[cfg(test)]
+#[path = "req_tests.rs"]
+mod tests;
