@@ -15,7 +15,7 @@ set -u
 cd "$(dirname "$0")/.."
 if ! cargo +nightly miri --version >/dev/null 2>&1; then
     if ! why=$(sh scripts/install-deps.sh --miri 2>&1); then
-        echo "skip: no nightly toolchain with the miri component, and rustup could not install it: $(printf '%s\n' "$why" | tail -1)"
+        echo "skip: no nightly toolchain with the miri component, and rustup could not install it ($(printf '%s\n' "$why" | grep '^error:' | tail -1))"
         exit 77
     fi
 fi

@@ -20,17 +20,17 @@ miri_ok() { cargo +nightly miri --version >/dev/null 2>&1; }
 # Adds the components to an installed nightly (no download of a new
 # toolchain), else installs the newest nightly that has them.
 install_miri() {
-    command -v rustup >/dev/null 2>&1 || { echo "rustup is not on PATH"; return 1; }
+    command -v rustup >/dev/null 2>&1 || { echo "error: rustup is not on PATH"; return 1; }
     if ! miri_ok; then
         if rustup toolchain list | grep -q '^nightly-'; then
             rustup component add --toolchain nightly miri rust-src 2>&1 || true
         fi
         miri_ok || rustup toolchain install nightly --profile minimal --allow-downgrade --no-self-update \
             --component miri,rust-src 2>&1 || return 1
-        miri_ok || { echo "rustup installed nightly, but cargo +nightly miri does not run"; return 1; }
+        miri_ok || { echo "error: rustup installed nightly, but cargo +nightly miri does not run"; return 1; }
     fi
     # Miri's own sysroot, built once (about a minute) and kept in ~/.cache.
-    cargo +nightly miri setup >/dev/null 2>&1 || { echo "cargo +nightly miri setup failed"; return 1; }
+    cargo +nightly miri setup >/dev/null 2>&1 || { echo "error: cargo +nightly miri setup failed"; return 1; }
 }
 
 if [ "${1:-}" = --miri ]; then
@@ -38,7 +38,7 @@ if [ "${1:-}" = --miri ]; then
     exit
 fi
 if ! why=$(install_miri); then
-    echo "warning: Miri not installed, scripts/check-miri.sh will skip: $(printf '%s\n' "$why" | tail -1)" >&2
+    echo "warning: Miri not installed, scripts/check-miri.sh will skip: $(printf '%s\n' "$why" | grep '^error:' | tail -1)" >&2
 fi
 
 need=""
