@@ -181,9 +181,9 @@ fuzz: lib
 LOAD_CONNS ?= 1000
 LOAD_MIB ?= 1024
 load: lib
-	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Iinclude -o $(B)/kbuf-echo-load c-tests/kbuf-echo-load.c \
+	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Iinclude -o $(B)/op-kbuf-echo-load c-tests/op-kbuf-echo-load.c \
 		-L$(B)/lib -luring -Wl,-rpath,$(abspath $(B))/lib -lpthread
-	LIBURING_RS_ENGINE=user LIBURING_RS_LOAD_CONNS=$(LOAD_CONNS) LIBURING_RS_LOAD_MIB=$(LOAD_MIB) $(B)/kbuf-echo-load
+	LIBURING_RS_ENGINE=user LIBURING_RS_LOAD_CONNS=$(LOAD_CONNS) LIBURING_RS_LOAD_MIB=$(LOAD_MIB) $(B)/op-kbuf-echo-load
 
 # Benchmarks against Debian's liburing (not part of `make test`).
 bench: lib bin

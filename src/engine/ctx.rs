@@ -838,3 +838,7 @@ impl Drop for CqGuard<'_> {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "ctx_tests.rs"]
+pub(crate) mod tests;

@@ -496,3 +496,7 @@ pub(crate) fn reactor_event(ctx: &Ctx) {
     while rd.serve(ctx, Some(0), None) == BATCH as i32 {}
     rd.release(ctx);
 }
+
+#[cfg(test)]
+#[path = "readiness_tests.rs"]
+mod tests;

@@ -915,3 +915,7 @@ impl ArmedList {
         })
     }
 }
+
+#[cfg(test)]
+#[path = "req_tests.rs"]
+mod tests;

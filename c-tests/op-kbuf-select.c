@@ -424,7 +424,7 @@ static void files(void)
 	static char mem[4 * 64];
 	struct io_uring_buf_ring *br = op_buf_ring(&ring, 4, 11, mem, 64);
 	struct op_cqe c;
-	char path[] = "/tmp/kbuf-select.XXXXXX";
+	char path[] = "/tmp/op-kbuf-select.XXXXXX";
 	int fd = mkstemp(path), dfd = open("/tmp", O_RDONLY | O_DIRECTORY);
 
 	CHECK(fd >= 0 && dfd >= 0, "files");
