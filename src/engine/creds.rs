@@ -236,9 +236,14 @@ impl Drop for SetxidBlock {
 }
 
 /// Whether the calling thread's credentials differ from `c` (so that only
-/// a worker may run the request).
-pub(crate) fn differ(c: &Creds) -> bool {
-    Creds::current().map_or(true, |cur| cur != *c)
+/// a worker may run the request). An engine thread (`engine_thread`)
+/// never changes its own, so a kept copy serves it as it serves workers;
+/// an application thread may have changed any of them.
+pub(crate) fn differ(c: &Creds, engine_thread: bool) -> bool {
+    match engine_thread {
+        true => !own_is(c).unwrap_or(false),
+        false => Creds::current().map_or(true, |cur| cur != *c),
+    }
 }
 
 extern "C" fn drop_own(v: *mut libc::c_void) {
@@ -246,10 +251,10 @@ extern "C" fn drop_own(v: *mut libc::c_void) {
     drop(unsafe { alloc::boxed::Box::from_raw(v as *mut Creds) });
 }
 
-/// A worker's own credentials, kept between requests.
+/// An engine thread's own credentials, kept between requests.
 static OWN: os::ThreadKey = os::ThreadKey::new(drop_own);
 
-/// Whether the calling worker's own credentials are `c`. Between requests
+/// Whether the calling engine thread's own credentials are `c`. Between requests
 /// only glibc's set*id() broadcast changes them (`with` undoes its own
 /// switches), and that always changes the ids or the groups, so a kept
 /// copy is checked with three calls rather than read anew with seven.
