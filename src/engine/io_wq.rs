@@ -276,6 +276,33 @@ pub(crate) fn requeue(ctx: &Ctx, req: ReqPtr) {
     push(&mut POOL.lock(), req, key, true);
 }
 
+/// Queues the next member of a chain whose predecessor the calling worker
+/// (or the submitter running the queue) just completed. As io-wq's worker
+/// does, one holding a hash key with more work of that key queued goes on
+/// with that work and leaves the linked work to another worker (queued
+/// at the tail, one woken); otherwise it runs the linked work itself next.
+/// So a write+fsync chain costs the writes to one file no hand-off each.
+pub(crate) fn requeue_linked(ctx: &Ctx, req: ReqPtr) {
+    // SAFETY: still ours until it is queued.
+    let key = super::rw::hash_key(unsafe { req.get() });
+    let c = class(req);
+    ctx.list(req, st::QUEUED);
+    let k = {
+        let mut p = POOL.lock();
+        // SAFETY: pthread_self has no preconditions.
+        let me = unsafe { libc::pthread_self() };
+        let held = p.running.iter().find(|w| w.thread == me).and_then(|w| w.key);
+        let more = held.is_some_and(|h| p.keys.iter().any(|e| e.1 == h));
+        push(&mut p, req, key, !more);
+        if more {
+            kick(&mut p, c)
+        } else {
+            Kick::None
+        }
+    };
+    do_kick(k);
+}
+
 /// Drops `req` from the queue's books.
 fn unqueue(p: &mut Pool, req: ReqPtr) -> Option<u64> {
     p.queued -= 1;

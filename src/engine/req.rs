@@ -67,6 +67,9 @@ pub(crate) mod rf {
     /// O_DIRECT I/O, which the kernel issues without any io-wq thread: a
     /// worker each, up to the pool's cap for such work (see io_wq.rs).
     pub const DIRECT: u32 = 1 << 13;
+    /// `file` (the request's own dup) was seen to be a regular file when
+    /// it was queued: the worker need not look again.
+    pub const REG: u32 = 1 << 14;
 }
 
 /// How the current thread may issue: `Inline` and `Reactor` must never
@@ -510,7 +513,7 @@ fn issue_chain(ctx: &Ctx, req: ReqPtr, mode: Mode) {
         cur = issue_step(ctx, req, mode);
         if mode == Mode::Worker {
             if let Some(next) = cur.take() {
-                io_wq::requeue(ctx, next);
+                io_wq::requeue_linked(ctx, next);
             }
         }
     }
