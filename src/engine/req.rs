@@ -368,11 +368,18 @@ impl Ctx {
         req.state().compare_exchange(from, to, Ordering::AcqRel, Ordering::Acquire).is_ok()
     }
 
-    fn unlist(&self, req: ReqPtr) {
+    pub(crate) fn unlist(&self, req: ReqPtr) {
+        // SAFETY: the caller owns the request.
+        if unsafe { req.get() }.flags & rf::LISTED != 0 {
+            self.unlist_locked(&mut self.inner.lock(), req);
+        }
+    }
+
+    /// `unlist` with the inner lock already held.
+    pub(crate) fn unlist_locked(&self, inner: &mut super::ctx::Inner, req: ReqPtr) {
         // SAFETY: the caller owns the request.
         let r = unsafe { req.get() };
         if r.flags & rf::LISTED != 0 {
-            let mut inner = self.inner.lock();
             inner.armed.remove(req);
             if r.sqe.opcode == IORING_OP_POLL_ADD {
                 inner.polls.remove(&(r.sqe.user_data, req.addr() as usize));
@@ -404,9 +411,14 @@ fn complete_step(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode) -> O
         ctx.queue_task_work(TaskWork::Complete(req, res, cflags), mode);
         return None;
     }
-    ctx.unlist(req);
     // SAFETY: the caller owns the request.
     let r = unsafe { req.get() };
+    // Leaves the armed list with its CQE (`post_done`), unless a socket
+    // op may post or re-arm first, or a link timeout settles against it.
+    let late_unlist = r.ltimeout.is_none() && !matches!(r.io, OpData::Net(_));
+    if !late_unlist {
+        ctx.unlist(req);
+    }
     if let Some((n, f)) = super::net::unfinished(ctx, r, res, cflags, mode) {
         return complete_step(ctx, req, n, f, mode);
     }
@@ -447,7 +459,7 @@ fn complete_step(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode) -> O
             }
         }
     }
-    ctx.post_all(&cqes[..n], mode);
+    ctx.post_done(late_unlist.then_some(req), &cqes[..n], mode);
     let next = r.link.take();
     let hard = r.sqe.has(IOSQE_IO_HARDLINK);
     let quiet = r.sqe.has(IOSQE_CQE_SKIP_SUCCESS);
