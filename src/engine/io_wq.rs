@@ -57,6 +57,8 @@ struct Pool {
     queued: u32,
     /// Hash keys of queued buffered writes (see `rw::hash_key`).
     keys: Vec<(ReqPtr, u64)>,
+    /// The distinct keys in `keys`, each with how many requests have it.
+    hashed: Vec<(u64, u32)>,
     workers: u32,
     idle: u32,
     /// Idle workers woken, and workers spawned, that have not yet looked
@@ -88,6 +90,7 @@ static POOL: Mutex<Pool> = Mutex::new(Pool {
     queue: Fifo::new(),
     queued: 0,
     keys: Vec::new(),
+    hashed: Vec::new(),
     workers: 0,
     idle: 0,
     woken: 0,
@@ -177,13 +180,8 @@ enum Kick {
 /// Queued requests a worker could take now: all but those waiting behind
 /// another of their hash key (queued before them, or running).
 fn runnable(p: &Pool) -> u32 {
-    let mut keys: Vec<u64> = Vec::new();
-    for &(_, k) in &p.keys {
-        if !keys.contains(&k) && !p.running.iter().any(|w| w.key == Some(k)) {
-            keys.push(k);
-        }
-    }
-    p.queued - p.keys.len() as u32 + keys.len() as u32
+    let free = p.hashed.iter().filter(|&&(k, _)| !p.running.iter().any(|w| w.key == Some(k))).count();
+    p.queued - p.keys.len() as u32 + free as u32
 }
 
 /// One more worker for the queue if it has more requests a worker could
@@ -253,6 +251,10 @@ fn push(p: &mut Pool, req: ReqPtr, key: Option<u64>, front: bool) {
     publish(p);
     if let Some(k) = key {
         p.keys.push((req, k));
+        match p.hashed.iter_mut().find(|e| e.0 == k) {
+            Some(e) => e.1 += 1,
+            None => p.hashed.push((k, 1)),
+        }
     }
 }
 
@@ -292,7 +294,7 @@ pub(crate) fn requeue_linked(ctx: &Ctx, req: ReqPtr) {
         // SAFETY: pthread_self has no preconditions.
         let me = unsafe { libc::pthread_self() };
         let held = p.running.iter().find(|w| w.thread == me).and_then(|w| w.key);
-        let more = held.is_some_and(|h| p.keys.iter().any(|e| e.1 == h));
+        let more = held.is_some_and(|h| p.hashed.iter().any(|e| e.0 == h));
         push(&mut p, req, key, !more);
         if more {
             kick(&mut p, c)
@@ -308,7 +310,14 @@ fn unqueue(p: &mut Pool, req: ReqPtr) -> Option<u64> {
     p.queued -= 1;
     publish(p);
     let i = p.keys.iter().position(|e| e.0 == req)?;
-    Some(p.keys.swap_remove(i).1)
+    let k = p.keys.swap_remove(i).1;
+    if let Some(j) = p.hashed.iter().position(|e| e.0 == k) {
+        p.hashed[j].1 -= 1;
+        if p.hashed[j].1 == 0 {
+            p.hashed.swap_remove(j);
+        }
+    }
+    Some(k)
 }
 
 /// Takes a queued request out of the queue (cancellation); false if a
@@ -679,6 +688,7 @@ pub(crate) unsafe fn after_fork_child() {
     p.queue = Fifo::new();
     p.queued = 0;
     p.keys.clear();
+    p.hashed.clear();
     p.workers = 0;
     p.idle = 0;
     p.woken = 0;
