@@ -338,9 +338,12 @@ fn next_work(p: &mut Pool, tid: i32) -> Option<ReqPtr> {
     loop {
         let room = [Class::Bounded, Class::Direct, Class::Unbounded].map(|c| busy(p, c) < cap(p, c));
         let held = |k: u64| p.running.iter().any(|w| w.key == Some(k));
+        // Only while some queued key is held need a request's own be looked up.
+        let blocked = p.hashed.iter().any(|&(k, _)| held(k));
         let key_of = |r: ReqPtr| p.keys.iter().find(|e| e.0 == r).map(|e| e.1);
         let r = p.queue.iter().find(|&r| {
-            r.state().load(Ordering::Acquire) != st::QUEUED || (room[class(r) as usize] && key_of(r).is_none_or(|k| !held(k)))
+            r.state().load(Ordering::Acquire) != st::QUEUED
+                || (room[class(r) as usize] && (!blocked || key_of(r).is_none_or(|k| !held(k))))
         })?;
         p.queue.remove(r);
         let key = unqueue(p, r);
