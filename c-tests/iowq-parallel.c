@@ -11,6 +11,8 @@
  *   buffered writes split over two files do overlap. Their data comes from
  *   a file mapping dropped from the page cache, so that each write waits
  *   for the disk in a page fault, where it can be seen.
+ * - Chains of write, write, fdatasync on one file: their writes also run
+ *   one at a time, and each chain's second write lands after its first.
  * - With IORING_REGISTER_IOWQ_MAX_WORKERS {4, 4}, never more than 4 workers
  *   are inside a write.
  * Every write's result and the data are checked on either engine.
@@ -86,6 +88,46 @@ static int round_of(struct io_uring *ring, const int *fd, int nfd, char *buf, un
 			most = w;
 		while (io_uring_peek_cqe(ring, &cqe) == 0) {
 			CHECK_EQ(cqe->res, (int)len, "write result");
+			io_uring_cqe_seen(ring, cqe);
+			done++;
+		}
+	}
+	return most;
+}
+
+/* `nr` chains on one file: a write of `len` bytes from `src` (slot i),
+ * linked to a write of the same range from `buf` (filled with `seed`'s
+ * pattern), linked to an fdatasync. Samples writers() until all complete
+ * and returns the most seen. */
+static int chains_of(struct io_uring *ring, int fd, char *src, char *buf, unsigned nr, size_t len, uint64_t seed)
+{
+	unsigned i, done = 0;
+	int most = 0;
+
+	for (i = 0; i < nr; i++) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+
+		tu_pattern_fill(buf + i * len, len, seed, (uint64_t)i * len);
+		io_uring_prep_write(sqe, fd, src + i * len, len, (off_t)i * len);
+		sqe->flags |= IOSQE_IO_LINK;
+		sqe->user_data = len;
+		sqe = io_uring_get_sqe(ring);
+		io_uring_prep_write(sqe, fd, buf + i * len, len, (off_t)i * len);
+		sqe->flags |= IOSQE_IO_LINK;
+		sqe->user_data = len;
+		sqe = io_uring_get_sqe(ring);
+		io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC);
+		sqe->user_data = 0;
+	}
+	CHECK_EQ(io_uring_submit(ring), (int)nr * 3, "submit");
+	while (done < nr * 3) {
+		struct io_uring_cqe *cqe;
+		int w = writers();
+
+		if (w > most)
+			most = w;
+		while (io_uring_peek_cqe(ring, &cqe) == 0) {
+			CHECK_EQ(cqe->res, (int)cqe->user_data, "chain member result");
 			io_uring_cqe_seen(ring, cqe);
 			done++;
 		}
@@ -185,6 +227,16 @@ int main(int argc, char **argv)
 	verify(fd2, tmp, NR, BIG, SRC_SEED, 2, 1);
 	if (engine)
 		CHECK(most >= 2, "buffered writes to two files never overlapped");
+
+	/* Linked writes to one file (write, write, fdatasync chains) are
+	 * serialised too, and each chain's second write lands last. */
+	for (int round = 0; round < 3; round++) {
+		cold(sfd, src, (size_t)NR * BIG);
+		most = chains_of(&ring, fd, src, buf, NR / 4, BIG, ++seed);
+		if (engine)
+			CHECK(most <= 1, "linked buffered writes to one file: %d workers inside a write at once", most);
+		verify(fd, tmp, NR / 4, BIG, seed, 1, 0);
+	}
 
 	/* The cap holds. */
 	CHECK_EQ(io_uring_register_iowq_max_workers(&ring, vals), 0, "set {4, 4}");

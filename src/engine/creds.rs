@@ -260,10 +260,9 @@ static OWN: os::ThreadKey = os::ThreadKey::new(drop_own);
 /// copy is checked with three calls rather than read anew with seven.
 fn own_is(c: &Creds) -> Result<bool, i32> {
     let kept = OWN.get() as *mut Creds;
-    let (uid, gid, groups) = ids()?;
     // SAFETY: a Box<Creds> this thread stored and only it reads.
     if let Some(k) = unsafe { kept.as_ref() } {
-        if k.uid[..3] == uid[..3] && k.gid[..3] == gid[..3] && k.groups == groups {
+        if ids_are(k)? {
             return Ok(*k == *c);
         }
     }
@@ -276,6 +275,26 @@ fn own_is(c: &Creds) -> Result<bool, i32> {
         false => drop_own(raw),
     }
     Ok(same)
+}
+
+/// Whether the calling thread's real, effective and saved ids and its
+/// groups are still `k`'s. Reads them without allocating (a worker asks
+/// before each op); false also when it has too many groups to read here.
+fn ids_are(k: &Creds) -> Result<bool, i32> {
+    let (mut uid, mut gid) = ([0u32; 3], [0u32; 3]);
+    let (u, g) = (uid.as_mut_ptr(), gid.as_mut_ptr());
+    // SAFETY: each call writes three ids into a live local array.
+    unsafe {
+        ok(libc::syscall(libc::SYS_getresuid, u, u.add(1), u.add(2)))?;
+        ok(libc::syscall(libc::SYS_getresgid, g, g.add(1), g.add(2)))?;
+    }
+    if k.uid[..3] != uid || k.gid[..3] != gid {
+        return Ok(false);
+    }
+    let mut groups = [0u32; 64];
+    // SAFETY: room for `groups.len()` ids.
+    let n = unsafe { libc::syscall(libc::SYS_getgroups, groups.len(), groups.as_mut_ptr()) };
+    Ok(n >= 0 && groups[..n as usize] == k.groups[..])
 }
 
 /// Runs `f` with credentials `c`, on a worker; -EPERM or the like if the

@@ -682,11 +682,25 @@ impl Ctx {
 
     /// Posts CQEs in order and wakes whoever waits for them.
     pub(crate) fn post_all(&self, cqes: &[Cqe], mode: Mode) {
+        self.post_done(None, cqes, mode);
+    }
+
+    /// `post_all` for a request that completes: it leaves the armed list
+    /// (`unlist`) under the same hold of the lock as its CQEs go in, so a
+    /// completion takes the lock once, and no canceller finds it listed
+    /// once its CQE is out.
+    pub(crate) fn post_done(&self, done: Option<super::req::ReqPtr>, cqes: &[Cqe], mode: Mode) {
         if cqes.is_empty() {
+            if let Some(req) = done {
+                self.unlist(req);
+            }
             return;
         }
         let n = {
             let mut inner = self.lock_cq();
+            if let Some(req) = done {
+                self.unlist_locked(&mut inner, req);
+            }
             for c in cqes {
                 self.fill(&mut inner, c);
             }

@@ -55,8 +55,10 @@ struct Pool {
     queue: Fifo,
     /// Requests in `queue`.
     queued: u32,
-    /// Hash keys of queued buffered writes (see `rw::hash_key`).
+    /// Hash keys of queued buffered writes (see `OpDef::hash`).
     keys: Vec<(ReqPtr, u64)>,
+    /// The distinct keys in `keys`, each with how many requests have it.
+    hashed: Vec<(u64, u32)>,
     workers: u32,
     idle: u32,
     /// Idle workers woken, and workers spawned, that have not yet looked
@@ -88,6 +90,7 @@ static POOL: Mutex<Pool> = Mutex::new(Pool {
     queue: Fifo::new(),
     queued: 0,
     keys: Vec::new(),
+    hashed: Vec::new(),
     workers: 0,
     idle: 0,
     woken: 0,
@@ -177,13 +180,8 @@ enum Kick {
 /// Queued requests a worker could take now: all but those waiting behind
 /// another of their hash key (queued before them, or running).
 fn runnable(p: &Pool) -> u32 {
-    let mut keys: Vec<u64> = Vec::new();
-    for &(_, k) in &p.keys {
-        if !keys.contains(&k) && !p.running.iter().any(|w| w.key == Some(k)) {
-            keys.push(k);
-        }
-    }
-    p.queued - p.keys.len() as u32 + keys.len() as u32
+    let free = p.hashed.iter().filter(|&&(k, _)| !p.running.iter().any(|w| w.key == Some(k))).count();
+    p.queued - p.keys.len() as u32 + free as u32
 }
 
 /// One more worker for the queue if it has more requests a worker could
@@ -229,7 +227,7 @@ fn do_kick(k: Kick) {
 }
 
 /// The key a request is serialised by (`OpDef::hash`).
-fn hash(r: &req::Req) -> Option<u64> {
+fn hash(r: &mut req::Req) -> Option<u64> {
     super::opdef::get(r.sqe.opcode).hash.and_then(|h| h(r))
 }
 
@@ -258,6 +256,10 @@ fn push(p: &mut Pool, req: ReqPtr, key: Option<u64>, front: bool) {
     publish(p);
     if let Some(k) = key {
         p.keys.push((req, k));
+        match p.hashed.iter_mut().find(|e| e.0 == k) {
+            Some(e) => e.1 += 1,
+            None => p.hashed.push((k, 1)),
+        }
     }
 }
 
@@ -281,12 +283,46 @@ pub(crate) fn requeue(ctx: &Ctx, req: ReqPtr) {
     push(&mut POOL.lock(), req, key, true);
 }
 
+/// Queues the next member of a chain whose predecessor the calling worker
+/// (or the submitter running the queue) just completed. As io-wq's worker
+/// does, one holding a hash key with more work of that key queued goes on
+/// with that work and leaves the linked work to another worker (queued
+/// at the tail, one woken); otherwise it runs the linked work itself next.
+/// So a write+fsync chain costs the writes to one file no hand-off each.
+pub(crate) fn requeue_linked(ctx: &Ctx, req: ReqPtr) {
+    // SAFETY: still ours until it is queued.
+    let key = hash(unsafe { req.get() });
+    let c = class(req);
+    ctx.list(req, st::QUEUED);
+    let k = {
+        let mut p = POOL.lock();
+        // SAFETY: pthread_self has no preconditions.
+        let me = unsafe { libc::pthread_self() };
+        let held = p.running.iter().find(|w| w.thread == me).and_then(|w| w.key);
+        let more = held.is_some_and(|h| p.hashed.iter().any(|e| e.0 == h));
+        push(&mut p, req, key, !more);
+        if more {
+            kick(&mut p, c)
+        } else {
+            Kick::None
+        }
+    };
+    do_kick(k);
+}
+
 /// Drops `req` from the queue's books.
 fn unqueue(p: &mut Pool, req: ReqPtr) -> Option<u64> {
     p.queued -= 1;
     publish(p);
     let i = p.keys.iter().position(|e| e.0 == req)?;
-    Some(p.keys.swap_remove(i).1)
+    let k = p.keys.swap_remove(i).1;
+    if let Some(j) = p.hashed.iter().position(|e| e.0 == k) {
+        p.hashed[j].1 -= 1;
+        if p.hashed[j].1 == 0 {
+            p.hashed.swap_remove(j);
+        }
+    }
+    Some(k)
 }
 
 /// Takes a queued request out of the queue (cancellation); false if a
@@ -307,9 +343,12 @@ fn next_work(p: &mut Pool, tid: i32) -> Option<ReqPtr> {
     loop {
         let room = [Class::Bounded, Class::Direct, Class::Unbounded].map(|c| busy(p, c) < cap(p, c));
         let held = |k: u64| p.running.iter().any(|w| w.key == Some(k));
+        // Only while some queued key is held need a request's own be looked up.
+        let blocked = p.hashed.iter().any(|&(k, _)| held(k));
         let key_of = |r: ReqPtr| p.keys.iter().find(|e| e.0 == r).map(|e| e.1);
         let r = p.queue.iter().find(|&r| {
-            r.state().load(Ordering::Acquire) != st::QUEUED || (room[class(r) as usize] && key_of(r).is_none_or(|k| !held(k)))
+            r.state().load(Ordering::Acquire) != st::QUEUED
+                || (room[class(r) as usize] && (!blocked || key_of(r).is_none_or(|k| !held(k))))
         })?;
         p.queue.remove(r);
         let key = unqueue(p, r);
@@ -657,6 +696,7 @@ pub(crate) unsafe fn after_fork_child() {
     p.queue = Fifo::new();
     p.queued = 0;
     p.keys.clear();
+    p.hashed.clear();
     p.workers = 0;
     p.idle = 0;
     p.woken = 0;

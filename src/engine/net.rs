@@ -643,7 +643,7 @@ fn send_mask(_: &Req) -> u32 {
     libc::EPOLLOUT as u32
 }
 
-const NET: OpDef = OpDef { needs_file: true, ioprio: true, unbounded: true, fail: Some(fail), ..BASE };
+const NET: OpDef = OpDef { needs_file: true, ioprio: true, unbounded: true, early_unlist: true, fail: Some(fail), ..BASE };
 pub(crate) const SEND: OpDef = OpDef { prep: send_prep, issue: send_issue, poll_mask: send_mask, ..NET };
 pub(crate) const RECV: OpDef = OpDef { prep: recv_prep, issue: recv_issue, poll_mask: recv_mask, creds: false, ..NET };
 pub(crate) const SEND_ZC: OpDef = OpDef { prep: zc_prep, issue: zc_issue, poll_mask: send_mask, needs_file: false, ..NET };

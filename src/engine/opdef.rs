@@ -51,10 +51,14 @@ pub(crate) struct OpDef {
     /// privilege bits a write clears): run elsewhere, it takes the
     /// submitter's along (see creds.rs).
     pub creds: bool,
+    /// The op may post a CQE or re-arm before its final completion (a
+    /// zerocopy send's notification, a transfer that moved part): it
+    /// leaves the armed list before it settles, not with its CQE.
+    pub early_unlist: bool,
 
     /// The key io-wq serialises the request by, if any (the kernel's
     /// hash_reg_file: buffered writes to one regular file).
-    pub hash: Option<fn(&Req) -> Option<u64>>,
+    pub hash: Option<fn(&mut Req) -> Option<u64>>,
 
     // Cold hooks and the facts cancellation needs.
     /// Settles a completion that may come from outside the op's issue
@@ -124,6 +128,7 @@ pub(crate) const BASE: OpDef = OpDef {
     error_fails: true,
     is_128: false,
     creds: true,
+    early_unlist: false,
     hash: None,
     fail: None,
     timer: None,

@@ -67,6 +67,9 @@ pub(crate) mod rf {
     /// O_DIRECT I/O, which the kernel issues without any io-wq thread: a
     /// worker each, up to the pool's cap for such work (see io_wq.rs).
     pub const DIRECT: u32 = 1 << 13;
+    /// `file` (the request's own dup) was seen to be a regular file when
+    /// it was queued: the worker need not look again.
+    pub const REG: u32 = 1 << 14;
 }
 
 /// How the current thread may issue: `Inline` and `Reactor` must never
@@ -365,11 +368,18 @@ impl Ctx {
         req.state().compare_exchange(from, to, Ordering::AcqRel, Ordering::Acquire).is_ok()
     }
 
-    fn unlist(&self, req: ReqPtr) {
+    pub(crate) fn unlist(&self, req: ReqPtr) {
+        // SAFETY: the caller owns the request.
+        if unsafe { req.get() }.flags & rf::LISTED != 0 {
+            self.unlist_locked(&mut self.inner.lock(), req);
+        }
+    }
+
+    /// `unlist` with the inner lock already held.
+    pub(crate) fn unlist_locked(&self, inner: &mut super::ctx::Inner, req: ReqPtr) {
         // SAFETY: the caller owns the request.
         let r = unsafe { req.get() };
         if r.flags & rf::LISTED != 0 {
-            let mut inner = self.inner.lock();
             inner.armed.remove(req);
             if opdef::get(r.sqe.opcode).indexed {
                 inner.polls.remove(&(r.sqe.user_data, req.addr() as usize));
@@ -401,10 +411,16 @@ fn complete_step(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode) -> O
         ctx.queue_task_work(TaskWork::Complete(req, res, cflags), mode);
         return None;
     }
-    ctx.unlist(req);
     // SAFETY: the caller owns the request.
     let r = unsafe { req.get() };
-    let (res, cflags) = match opdef::get(r.sqe.opcode).fail {
+    let def = opdef::get(r.sqe.opcode);
+    // Leaves the armed list with its CQE (`post_done`), unless the op may
+    // post or re-arm first, or a link timeout settles against it.
+    let late_unlist = r.ltimeout.is_none() && !def.early_unlist;
+    if !late_unlist {
+        ctx.unlist(req);
+    }
+    let (res, cflags) = match def.fail {
         Some(fail) => fail(ctx, r, res, cflags, mode),
         None => (res, cflags),
     };
@@ -444,7 +460,7 @@ fn complete_step(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode) -> O
             }
         }
     }
-    ctx.post_all(&cqes[..n], mode);
+    ctx.post_done(late_unlist.then_some(req), &cqes[..n], mode);
     let next = r.link.take();
     let hard = r.sqe.has(IOSQE_IO_HARDLINK);
     let quiet = r.sqe.has(IOSQE_CQE_SKIP_SUCCESS);
@@ -517,7 +533,7 @@ fn issue_chain(ctx: &Ctx, req: ReqPtr, mode: Mode) {
         cur = issue_step(ctx, req, mode);
         if mode == Mode::Worker {
             if let Some(next) = cur.take() {
-                io_wq::requeue(ctx, next);
+                io_wq::requeue_linked(ctx, next);
             }
         }
     }

@@ -226,7 +226,8 @@ fn write_op(opcode: u8) -> bool {
 /// The key io-wq serialises a request by: the inode of a regular file a
 /// buffered write goes to (the kernel's hash_reg_file). O_DIRECT writes,
 /// which the kernel issues in parallel, and everything else have none.
-fn hash_key(r: &Req) -> Option<u64> {
+/// Marks a request whose own dup it found regular (`rf::REG`).
+pub(crate) fn hash_key(r: &mut Req) -> Option<u64> {
     if !write_op(r.sqe.opcode) || r.flags & rf::DIRECT != 0 {
         return None;
     }
@@ -242,6 +243,10 @@ fn hash_key(r: &Req) -> Option<u64> {
     // SAFETY: live stat buffer.
     if unsafe { libc::fstat(fd, &mut st) } < 0 || st.st_mode & libc::S_IFMT != libc::S_IFREG {
         return None;
+    }
+    // Only a dup stays the same file until the worker runs the request.
+    if r.flags & rf::OWN_FILE != 0 {
+        r.flags |= rf::REG;
     }
     // SAFETY: F_GETFL only reads the file's status flags.
     if unsafe { libc::fcntl(fd, libc::F_GETFL) } & libc::O_DIRECT != 0 {
@@ -397,7 +402,9 @@ fn issue_rw(r: &mut Req, mode: Mode) -> Issued {
             return Issued::Blocking;
         }
     }
-    let blocking = mode == Mode::Worker && !user_nowait && !matches!(file_type(r.file), libc::S_IFIFO | libc::S_IFSOCK | libc::S_IFCHR);
+    let blocking = mode == Mode::Worker
+        && !user_nowait
+        && (r.flags & rf::REG != 0 || !matches!(file_type(r.file), libc::S_IFIFO | libc::S_IFSOCK | libc::S_IFCHR));
     let ret = transfer(r, !blocking);
     if !blocking && !user_nowait {
         if ret == -(libc::EAGAIN as isize) {
