@@ -174,15 +174,17 @@ pub(crate) fn alias_by_mremap() -> bool {
 }
 
 /// Creates an engine ring as io_uring_setup(2) would: fills `p` and
-/// returns the ring fd, or `-errno`.
-pub(crate) fn create(entries: u32, p: &mut io_uring_params) -> i32 {
-    match try_create(entries, p) {
+/// returns the ring fd, or `-errno`. With `trapped` (a program's own
+/// io_uring_setup, through interception), the fd is one whose close()
+/// interception sees, where one is free.
+pub(crate) fn create(entries: u32, p: &mut io_uring_params, trapped: bool) -> i32 {
+    match try_create(entries, p, trapped) {
         Ok(fd) => fd,
         Err(e) => e,
     }
 }
 
-fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
+fn try_create(entries: u32, p: &mut io_uring_params, trapped: bool) -> Result<i32, i32> {
     if p.resv != [0; 3] {
         return Err(-libc::EINVAL);
     }
@@ -197,7 +199,12 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
         e
     };
     let mem = memory(p, rings_len, sqes_len).map_err(fail)?;
-    let fd = os::app_eventfd();
+    let fd = if trapped {
+        use crate::sys::seccomp::{RING_FD_END, RING_FD_FIRST};
+        os::app_eventfd_in(RING_FD_FIRST as i32, RING_FD_END as i32)
+    } else {
+        os::app_eventfd()
+    };
     let efd = if fd < 0 { fd } else { os::dup(fd) };
     if efd < 0 {
         os::close(fd);
