@@ -5,7 +5,11 @@
  * - an IORING_SETUP_NO_MMAP ring in the program's memory, closed and its
  *   memory freed at once (what liburing's io_uring_queue_exit and its
  *   init-mem test do), 200 times over, with a new ring set up in memory
- *   that may be the old one's;
+ *   that may be the old one's; an SQPOLL one whose memory is unmapped
+ *   before its fd is closed (io_uring_queue_exit's order for memory
+ *   liburing allocated), which the kernel's pin keeps working; and after
+ *   the close, the memory is the program's own again (a forked child's
+ *   writes stay in the child);
  * - a ring closed with a read of a pipe in flight lets go of the pipe: the
  *   writer gets EPIPE once the program closes its own read end;
  * - a ring that has a registered index lives on there after its fd is
@@ -18,6 +22,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <time.h>
+#include <sys/wait.h>
 
 #define MEM_LEN (64 * 1024)
 
@@ -111,6 +116,47 @@ int main(void)
 		/* Time for any thread still holding the ring to touch it. */
 		if (i % 20 == 0)
 			usleep(2000);
+	}
+
+	if (i == 200) {
+		char *mem = mmap(NULL, MEM_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		pid_t pid;
+		int st;
+
+		/*
+		 * Memory unmapped before its ring's fd is closed (what
+		 * io_uring_queue_exit does with memory liburing allocated): the
+		 * kernel pinned it; an SQPOLL thread polling it lives on.
+		 */
+		CHECK(mem != MAP_FAILED);
+		memset(&p, 0, sizeof(p));
+		p.flags = IORING_SETUP_NO_MMAP | IORING_SETUP_NO_SQARRAY | IORING_SETUP_SQPOLL;
+		p.sq_thread_idle = 1000;
+		p.cq_off.user_addr = (unsigned long)mem;
+		p.sq_off.user_addr = (unsigned long)(mem + MEM_LEN / 2);
+		fd = sys_setup(8, &p);
+		CHECK(fd >= 0);
+		CHECK(munmap(mem, MEM_LEN) == 0);
+		usleep(20000);
+		CHECK(close(fd) == 0);
+
+		/* A closed ring's memory is the program's own again: a child's copy is its own. */
+		mem = mmap(NULL, MEM_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		CHECK(mem != MAP_FAILED);
+		fd = nommap_setup(&p, mem);
+		CHECK(fd >= 0);
+		nommap_nops(fd, &p, mem, 2);
+		CHECK(close(fd) == 0);
+		mem[MEM_LEN / 2] = 1;
+		pid = fork();
+		CHECK(pid >= 0);
+		if (pid == 0) {
+			mem[MEM_LEN / 2] = 2;
+			_exit(0);
+		}
+		CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		CHECK(mem[MEM_LEN / 2] == 1);
+		CHECK(munmap(mem, MEM_LEN) == 0);
 	}
 
 	/* A read in flight when the ring is closed: the ring lets go of the pipe. */

@@ -443,11 +443,11 @@ fn not_ring(fd: i32) -> i32 {
     }
 }
 
-// Rings made by trapped setups, so that one whose fd the program closed is
-// torn down: the program's close(2) is not trapped (that would cost every
-// close a signal), so each setup first sweeps the list. An epoll set holds
-// each ring's (file, fd) pair; EPOLL_CTL_MOD on the number fails once it
-// no longer names that file.
+// Rings made by trapped setups, so that one whose fd the program closed
+// unseen (a number outside the trapped range, dup2 onto it, close_range)
+// is torn down: each setup first sweeps the list. An epoll set holds each
+// ring's (file, fd) pair; EPOLL_CTL_MOD on the number fails once it no
+// longer names that file.
 const SLOTS: usize = 1024;
 #[allow(clippy::declare_interior_mutable_const)]
 const NO_FD: AtomicI32 = AtomicI32::new(0);
