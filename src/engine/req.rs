@@ -67,6 +67,8 @@ pub(crate) mod rf {
     /// O_DIRECT I/O, which the kernel issues without any io-wq thread: a
     /// worker each, up to the pool's cap for such work (see io_wq.rs).
     pub const DIRECT: u32 = 1 << 13;
+    /// Uses a registered buffer (`rsrc::hold_buffer`) until freed.
+    pub const BUF_HELD: u32 = 1 << 14;
 }
 
 /// How the current thread may issue: `Inline` and `Reactor` must never
@@ -225,6 +227,9 @@ pub(crate) fn alloc(ctx: &Ctx, sqe: &Sqe, id: u64) -> ReqPtr {
 pub(crate) fn free(ctx: &Ctx, req: ReqPtr) {
     // SAFETY: the caller owns the request.
     let r = unsafe { req.get() };
+    if r.flags & rf::BUF_HELD != 0 {
+        super::rsrc::put_buffer(ctx, r.id);
+    }
     if r.flags & rf::EPOLLED != 0 {
         // A server of the ring's set may still hold this pointer from an
         // event batch; it also unregisters the file before closing it.
