@@ -4,7 +4,8 @@
  *  - unregister with none registered: -ENXIO; double registration: -EBUSY;
  *  - a fixed write from a registered buffer carries its bytes;
  *  - invalid iovecs are refused (-EFAULT / -EINVAL as the kernel says),
- *    among them memory that is unmapped or read-only;
+ *    among them memory that is unmapped or read-only, and a shared
+ *    mapping of a disk file (a private one, or shared memory, is fine);
  *  - buffers_tags / buffers_update_tag: replaced and unregistered tagged
  *    buffers post their tags (on unregister only since 6.13); out-of-range
  *    updates are -EINVAL;
@@ -17,6 +18,7 @@
 #include <linux/capability.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "test-util.h"
@@ -306,11 +308,50 @@ static void memlock(void)
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "memlock child failed");
 }
 
+/* A shared mapping of a file on a disk filesystem cannot be pinned for
+ * writing (-EFAULT); a private mapping of it, or shared memory, can. */
+static void file_backed(void)
+{
+	char path[] = "/var/tmp/register-buffers-XXXXXX";
+	struct io_uring ring;
+	struct statfs sf;
+	struct iovec iov = { NULL, 8192 };
+	int fd = mkstemp(path);
+
+	if (fd < 0)
+		return;
+	unlink(path);
+	CHECK(fstatfs(fd, &sf) == 0, "fstatfs");
+	/* tmpfs and ramfs files are shared memory, which can be pinned. */
+	if (sf.f_type == 0x01021994 || sf.f_type == 0x858458f6 || ftruncate(fd, 8192) != 0) {
+		close(fd);
+		return;
+	}
+	CHECK_EQ(io_uring_queue_init(8, &ring, 0), 0, "queue_init");
+	iov.iov_base = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(iov.iov_base != MAP_FAILED, "mmap shared");
+	CHECK_EQ(io_uring_register_buffers(&ring, &iov, 1), -EFAULT, "shared file mapping");
+	munmap(iov.iov_base, 8192);
+	iov.iov_base = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	CHECK(iov.iov_base != MAP_FAILED, "mmap private");
+	CHECK_EQ(io_uring_register_buffers(&ring, &iov, 1), 0, "private file mapping");
+	CHECK_EQ(io_uring_unregister_buffers(&ring), 0, "unregister private");
+	munmap(iov.iov_base, 8192);
+	iov.iov_base = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(iov.iov_base != MAP_FAILED, "mmap shared anonymous");
+	CHECK_EQ(io_uring_register_buffers(&ring, &iov, 1), 0, "shared memory");
+	CHECK_EQ(io_uring_unregister_buffers(&ring), 0, "unregister shared");
+	munmap(iov.iov_base, 8192);
+	io_uring_queue_exit(&ring);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
 	tu_set_name(argv[0]);
 	basic();
+	file_backed();
 	tagged_and_sparse();
 	memlock();
 	clone_test();

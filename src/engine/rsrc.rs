@@ -435,7 +435,67 @@ fn check_buf(iov: &libc::iovec, tag: u64) -> Result<Option<BufSlot>, i32> {
     if len == 0 || len > MAX_BUF_LEN || addr.checked_add(len).is_none() || !crate::ring::writable(addr, len as usize) {
         return Err(-libc::EFAULT);
     }
+    if shared_disk_file(addr, addr + len) {
+        return Err(-libc::EFAULT);
+    }
     Ok(Some(BufSlot { addr, len, tag, cloned: false, node: NEXT_NODE.fetch_add(1, core::sync::atomic::Ordering::Relaxed) }))
+}
+
+/// Whether any of `start..end` is a shared mapping of a file whose
+/// filesystem tracks dirty pages (a disk file): the kernel will not pin
+/// such pages long-term for writing, so registering them is EFAULT. Files
+/// of tmpfs, hugetlbfs and ramfs, memfds, SysV and /dev/zero shared
+/// memory are fine (read from /proc/self/maps).
+fn shared_disk_file(start: u64, end: u64) -> bool {
+    const FINE: [i64; 3] = [0x0102_1994, 0x9584_58f6, 0x8584_58f6];
+    // SAFETY: a NUL-terminated path; the fd is closed below.
+    let fd = unsafe { libc::open(c"/proc/self/maps".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return false;
+    }
+    let mut maps = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        // SAFETY: reads at most chunk.len() bytes into chunk.
+        let n = unsafe { libc::read(fd, chunk.as_mut_ptr() as *mut core::ffi::c_void, chunk.len()) };
+        if n <= 0 {
+            break;
+        }
+        maps.extend_from_slice(&chunk[..n as usize]);
+    }
+    os::close(fd);
+    let hex = |b: &[u8]| core::str::from_utf8(b).ok().and_then(|t| u64::from_str_radix(t, 16).ok());
+    let fs_type = |path: &[u8]| {
+        let mut c = path.to_vec();
+        c.push(0);
+        // SAFETY: an all-zero statfs is valid; `c` is NUL-terminated.
+        let mut st: libc::statfs = unsafe { core::mem::zeroed() };
+        // SAFETY: as above.
+        (unsafe { libc::statfs(c.as_ptr() as *const libc::c_char, &mut st) } == 0).then_some(st.f_type as i64)
+    };
+    for line in maps.split(|&c| c == b'\n') {
+        // start-end perms offset dev inode path
+        let mut f = line.splitn(6, |&c| c == b' ');
+        let (Some(range), Some(perms)) = (f.next(), f.next()) else { continue };
+        let Some((a, b)) = range.iter().position(|&c| c == b'-').map(|i| (&range[..i], &range[i + 1..])) else { continue };
+        let (Some(a), Some(b)) = (hex(a), hex(b)) else { continue };
+        if b <= start || a >= end || perms.get(3) != Some(&b's') {
+            continue;
+        }
+        let path = f.nth(3).unwrap_or(&[]);
+        let path = &path[path.iter().position(|&c| c != b' ').unwrap_or(path.len())..];
+        if !path.starts_with(b"/") || path.starts_with(b"/memfd:") || path.starts_with(b"/SYSV") || path.starts_with(b"/dev/zero") {
+            continue;
+        }
+        let path = path.strip_suffix(b" (deleted)").unwrap_or(path);
+        let dir = &path[..path.iter().rposition(|&c| c == b'/').unwrap_or(0).max(1)];
+        match fs_type(path).or_else(|| fs_type(dir)) {
+            Some(t) if FINE.contains(&t) => {}
+            Some(_) => return true,
+            None => {}
+        }
+    }
+    false
 }
 
 const EMPTY_IOV: libc::iovec = libc::iovec { iov_base: core::ptr::null_mut(), iov_len: 0 };
