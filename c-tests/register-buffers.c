@@ -7,8 +7,9 @@
  *    among them memory that is unmapped or read-only, and a shared
  *    mapping of a disk file (a private one, or shared memory, is fine);
  *  - buffers_tags / buffers_update_tag: replaced and unregistered tagged
- *    buffers post their tags (on unregister only since 6.13); out-of-range
- *    updates are -EINVAL;
+ *    buffers post their tags (on unregister only since 6.13), a replaced
+ *    one only once the read using it is done; out-of-range updates are
+ *    -EINVAL;
  *  - buffers_sparse: empty slots fail fixed I/O, filled ones work;
  *  - clone_buffers (whole, offset, replace, through a registered ring fd);
  *  - without CAP_IPC_LOCK, RLIMIT_MEMLOCK caps pinned memory: a large
@@ -141,6 +142,33 @@ static void tagged_and_sparse(void)
 		      "unregister tags %llu %llu",
 		      (unsigned long long)cqes[0].user_data,
 		      (unsigned long long)cqes[1].user_data);
+	}
+
+	/* A buffer replaced while a read into it waits: its tag comes after
+	 * the read is done, as the kernel's node reference holds it. */
+	{
+		struct io_uring_sqe *sqe;
+		struct iovec one = { bufs[3], sizeof(bufs[3]) };
+		__u64 t1 = 301, t2 = 302;
+		int p[2];
+
+		CHECK(pipe(p) == 0, "pipe");
+		CHECK_EQ(io_uring_register_buffers_tags(&ring, &one, &t1, 1), 0, "register one");
+		sqe = io_uring_get_sqe(&ring);
+		io_uring_prep_read_fixed(sqe, p[0], bufs[3], 8, 0, 0);
+		sqe->user_data = 300;
+		CHECK_EQ(io_uring_submit(&ring), 1, "submit read_fixed");
+		one.iov_base = bufs[2];
+		CHECK_EQ(io_uring_register_buffers_update_tag(&ring, 0, &one, &t2, 1), 1, "replace in use");
+		CHECK(tu_quiet(&ring), "no tag while the read uses the buffer");
+		CHECK_EQ(write(p[1], "12345678", 8), 8, "write");
+		CHECK_EQ(tu_reap(&ring, cqes, 2), 2, "read and tag");
+		CHECK(cqes[0].user_data == 300 && cqes[0].res == 8, "read first");
+		CHECK(cqes[1].user_data == 301 && cqes[1].res == 0, "then the old buffer's tag");
+		CHECK_EQ(io_uring_unregister_buffers(&ring), 0, "unregister one");
+		tu_reap_unregister_tags(&ring, cqes, 1);
+		close(p[0]);
+		close(p[1]);
 	}
 
 	/* Sparse table: fill slot 2 only. */
