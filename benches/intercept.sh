@@ -1,8 +1,8 @@
 #!/bin/sh
 # Interception benchmarks (`make bench` runs this after benches/run.sh and
 # appends its section to benches/results.md; alone it prints the section):
-# getpid() under a container-like filter with and without interception's
-# filter; one trapped io_uring_enter; NOP round trips at depth 1 and 32
+# getpid() and close() under a container-like filter with and without
+# interception's filter; one trapped io_uring_enter; NOP round trips at depth 1 and 32
 # through interception against the same engine through liburing; fio 4 KiB
 # random reads at QD32 on a page-cache file through interception against
 # fio's io_uring engine on the kernel, with psync and libaio beside them.
@@ -57,6 +57,9 @@ while [ $i -le $RUNS ]; do
         rec getpid_plain "$a"; rec getpid_filter "$f"
         rec getpid_ratio "$(awk -v a="$a" -v f="$f" 'BEGIN { print f / a }')"
     done
+    a=$("$nouring" EPERM "$B/intercept" close | val ns)
+    f=$("$nouring" EPERM "$run" "$B/intercept" close | val ns)
+    rec close_plain "$a"; rec close_filter "$f"
     rec enter_kernel "$("$B/intercept" enter | val ns)"
     rec enter_trapped "$("$nouring" EPERM "$run" "$B/intercept" enter | val ns)"
     for d in 1 32; do
@@ -83,6 +86,7 @@ echo "| metric | through interception | peer | ratio | goal |"
 echo "|---|---|---|---|---|"
 gp=$(med getpid_plain); gf=$(med getpid_filter); gr=$(med getpid_ratio)
 awk -v p="$gp" -v f="$gf" -v r="$gr" 'BEGIN { printf "| getpid(), ns (peer: the container filter alone; ratio: median of %s back-to-back pairs) | %.1f | %.1f | %.3f | within 5%%: %s |\n", "'$((RUNS * 3))'", f, p, r, (r <= 1.05) ? "met" : "NOT met" }'
+awk -v f="$(med close_filter)" -v p="$(med close_plain)" 'BEGIN { printf "| close() of an fd that is not open, ns (peer: the container filter alone; the filter tests close()'"'"'s fd) | %.1f | %.1f | %.3f | report |\n", f, p, f / p }'
 awk -v t="$(med enter_trapped)" -v k="$(med enter_kernel)" 'BEGIN { printf "| one empty io_uring_enter, ns (peer: the kernel ring) | %.0f | %.0f | %.1f | report |\n", t, k, t / k }'
 for d in 1 32; do
     awk -v t="$(med nop_trap_d$d)" -v l="$(med nop_lib_d$d)" -v d=$d 'BEGIN { printf "| NOP round trips, Mops/s, depth %d (peer: the engine through liburing) | %.3f | %.3f | %.2f | report |\n", d, t, l, t / l }'
