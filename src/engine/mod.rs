@@ -304,7 +304,7 @@ pub fn adopt_dup(fd: i32) -> bool {
     if !active() || fd < 0 || !os::anon_ok(fd) {
         return false;
     }
-    let Some(r) = table::find(|c| fork::ours(c) && c.fd() != fd && os::same_description(fd, c.efd)) else { return false };
+    let Some(r) = table::find(|c| fork::ours(c) && c.fd() != fd && c.efd != fd && os::same_description(fd, c.efd)) else { return false };
     table::rekey(&r, fd)
 }
 

@@ -337,6 +337,9 @@ pub(crate) fn other_dup(a: i32, b: i32) -> Option<i32> {
         while at + 19 < n as usize {
             // struct linux_dirent64: d_reclen at 16 (u16), d_name at 19.
             let reclen = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
+            if reclen < 20 || at + reclen > n as usize {
+                break 'read;
+            }
             let name = buf[at + 19..at + reclen].split(|&c| c == 0).next().unwrap_or(&[]);
             let fd = if !name.is_empty() && name.len() < 10 && name.iter().all(u8::is_ascii_digit) {
                 name.iter().fold(0i32, |n, &c| n * 10 + (c - b'0') as i32)
@@ -347,7 +350,7 @@ pub(crate) fn other_dup(a: i32, b: i32) -> Option<i32> {
                 found = Some(fd);
                 break 'read;
             }
-            at += reclen.max(1);
+            at += reclen;
         }
     }
     close(dir);
