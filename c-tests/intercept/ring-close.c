@@ -16,10 +16,13 @@
  *   closed, and its requests still complete, until the index goes;
  * - a ring reached through a dup of its fd keeps working after the
  *   original is closed, and a request in flight on it completes;
- * - close(2) of other files at the numbers rings get answers as ever.
+ * - close(2) of other files at the numbers rings get answers as ever;
+ * - a ring closed while another thread waits in io_uring_enter on it:
+ *   close returns, and new rings work.
  */
 #include "raw.h"
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <time.h>
 #include <sys/wait.h>
@@ -87,6 +90,15 @@ static void pipe_read(struct raw_ring *r, int rfd, char *buf, unsigned long ud)
 	s->len = 1;
 	s->user_data = ud;
 	CHECK(raw_submit(r, 0) == 1);
+}
+
+static struct raw_ring waited;
+
+static void *wait_forever(void *arg)
+{
+	(void)arg;
+	sys_enter(waited.fd, 0, 1, IORING_ENTER_GETEVENTS, NULL, 0);
+	return NULL;
 }
 
 int main(void)
@@ -228,6 +240,29 @@ int main(void)
 	CHECK(close(pfd[1]) == 0);
 	CHECK(read(pfd[0], buf, 1) == 0);
 	CHECK(close(pfd[0]) == 0);
+
+	/* Closed while another thread waits in io_uring_enter on it: close
+	 * returns at once (the waiter holds the ring, as the kernel's fdget
+	 * does), and a new ring can be set up and used meanwhile. */
+	{
+		pthread_t t;
+		struct raw_ring r2;
+
+		raw_init(&waited, 4, 0);
+		CHECK(pthread_create(&t, NULL, wait_forever, NULL) == 0);
+		usleep(50000);
+		CHECK(close(waited.fd) == 0);
+		raw_init(&r2, 4, 0);
+		{
+			struct io_uring_sqe *s = raw_sqe(&r2);
+
+			s->opcode = IORING_OP_NOP;
+			s->user_data = 9;
+		}
+		CHECK(raw_submit(&r2, 1) == 1);
+		CHECK(raw_peek(&r2, &c) && c.user_data == 9);
+		raw_exit(&r2);
+	}
 
 	printf("ring-close: ok\n");
 	return 0;

@@ -365,14 +365,18 @@ pub fn setup(entries: u32, p: u64) -> i32 {
 /// close(2) from the program, of a number rings made by trapped setups
 /// get (`seccomp::RING_FD_FIRST`).
 fn close(fd: i32) -> i32 {
-    if let Some(key) = engine::ring_key(fd) {
+    let key = engine::ring_key(fd);
+    let r = engine::close_trapped(fd);
+    // A ring still behind the number (in use by another thread) is left
+    // for the sweep.
+    if let Some(key) = key.filter(|&k| engine::ring_key(fd) != Some(k)) {
         for (f, k) in FDS.iter().zip(KEYS.iter()) {
             if f.load(Ordering::Acquire) == fd + 1 && k.load(Ordering::Acquire) == key && f.compare_exchange(fd + 1, 0, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
                 k.store(0, Ordering::Release);
             }
         }
     }
-    engine::close_trapped(fd)
+    r
 }
 
 /// io_uring_enter(2) from the program.
@@ -511,18 +515,20 @@ fn sweep() {
         if v == 0 || key == 0 || ctl(libc::EPOLL_CTL_MOD, v - 1) == 0 {
             continue;
         }
-        if f.compare_exchange(v, 0, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+        if engine::forget_closed(v - 1, key) && f.compare_exchange(v, 0, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
             k.store(0, Ordering::Release);
-            engine::forget_closed(v - 1, key);
         }
     }
 }
 
 fn forget(fd: i32, key: usize) {
     for (f, k) in FDS.iter().zip(KEYS.iter()) {
-        if f.load(Ordering::Acquire) == fd + 1 && k.load(Ordering::Acquire) == key && f.compare_exchange(fd + 1, 0, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+        if f.load(Ordering::Acquire) == fd + 1
+            && k.load(Ordering::Acquire) == key
+            && engine::forget_closed(fd, key)
+            && f.compare_exchange(fd + 1, 0, Ordering::AcqRel, Ordering::Relaxed).is_ok()
+        {
             k.store(0, Ordering::Release);
-            engine::forget_closed(fd, key);
         }
     }
 }
