@@ -280,10 +280,10 @@ pub fn close(fd: i32) -> i32 {
 /// the program can free the memory of an IORING_SETUP_NO_MMAP ring.
 pub fn close_trapped(fd: i32) -> i32 {
     if let Some(r) = table::lookup(fd).filter(|_| active()) {
-        // Another thread in a call on the ring (a wait) holds it, as the
-        // kernel's fdget does: the number goes, and the ring once unused
-        // (`forget_closed`).
-        if table::busy(&r) {
+        // A thread waiting in io_uring_enter holds the ring, as the
+        // kernel's fdget does: the number goes, and the ring once nobody
+        // waits (`forget_closed`).
+        if r.ctx().cq_waiters.load(Ordering::SeqCst) != 0 {
             // SAFETY: the program's own close, as it asked.
             return unsafe { sys::close(fd) };
         }
@@ -365,14 +365,14 @@ pub fn ring_key(fd: i32) -> Option<usize> {
 
 /// Hook (interception): the program closed ring fd `fd` itself (the ring
 /// was `key`); the ring is torn down, and the number, which may name
-/// another file by now, is left alone. False, and nothing done, while
-/// another thread is in a call on the ring (ask again later).
+/// another file by now, is left alone. False, and nothing done, while a
+/// thread waits in io_uring_enter on the ring (ask again later).
 pub fn forget_closed(fd: i32, key: usize) -> bool {
     let Some(r) = table::lookup(fd) else { return true };
     if r.ctx() as *const ctx::Ctx as usize != key || !fork::ours(r.ctx()) {
         return true;
     }
-    if table::busy(&r) {
+    if r.ctx().cq_waiters.load(Ordering::SeqCst) != 0 {
         return false;
     }
     r.ctx().fd.store(-1, Ordering::SeqCst);

@@ -158,12 +158,6 @@ pub(crate) fn hold(ctx: &Ctx) -> RingRef {
     RingRef { idx }
 }
 
-/// Whether a thread other than `r`'s holder is in a call on the ring now
-/// (an io_uring_enter waiting, say): beyond `r` and the fd map's.
-pub(crate) fn busy(r: &RingRef) -> bool {
-    HANDLES[r.idx].refs.load(Ordering::Acquire) > 2
-}
-
 /// Waits until `r` is the only reference left to its ring.
 pub(crate) fn wait_sole(r: &RingRef) {
     while HANDLES[r.idx].refs.load(Ordering::Acquire) > 1 {
