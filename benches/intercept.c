@@ -3,6 +3,7 @@
  * Interception micro-benchmarks (benches/intercept.sh runs them):
  *
  *   intercept getpid          ns per getpid() (with or without the filter)
+ *   intercept close           ns per close() of an fd number that is not open
  *   intercept enter           ns per raw io_uring_enter(fd, 0, 0, 0) on a ring
  *   intercept raw D           NOP round trips at depth D through the raw system calls
  *   intercept lib D           the same through liburing's functions
@@ -122,6 +123,18 @@ int main(int argc, char **argv)
 		printf("name=getpid ns=%.1f\n", (t - t0) * 1e9 / n);
 		return 0;
 	}
+	if (argc >= 2 && !strcmp(argv[1], "close")) {
+		/* close() of an fd that is not open: the filter's close test
+		 * runs, nothing traps (the number is no ring fd's). */
+		t0 = now();
+		do {
+			for (int i = 0; i < 1000; i++)
+				syscall(__NR_close, 100);
+			n += 1000;
+		} while ((t = now()) - t0 < limit);
+		printf("name=close ns=%.1f\n", (t - t0) * 1e9 / n);
+		return 0;
+	}
 	if (argc >= 2 && !strcmp(argv[1], "enter")) {
 		struct raw r;
 
@@ -158,6 +171,6 @@ int main(int argc, char **argv)
 		printf("name=%s depth=%u mops=%.3f\n", argv[1], depth, n / (t - t0) / 1e6);
 		return 0;
 	}
-	fprintf(stderr, "usage: intercept getpid | enter | raw DEPTH | lib DEPTH\n");
+	fprintf(stderr, "usage: intercept getpid | close | enter | raw DEPTH | lib DEPTH\n");
 	return 2;
 }

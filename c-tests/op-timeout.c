@@ -93,6 +93,27 @@ int main(int argc, char **argv)
 	io_uring_prep_timeout_remove(sqe, 999, 0);
 	CHECK_EQ(op_run1(&ring), -ENOENT, "timeout_remove unknown");
 
+	/* The remove's CQE comes first: the kernel completes the removed
+	 * timeout from task work, after the submit batch. */
+	sqe = op_sqe(&ring);
+	io_uring_prep_timeout(sqe, &t1, 0, 0);
+	io_uring_sqe_set_data64(sqe, 1);
+	op_submit(&ring, 1);
+	sqe = op_sqe(&ring);
+	io_uring_prep_timeout_remove(sqe, 1, 0);
+	io_uring_sqe_set_data64(sqe, 2);
+	op_submit(&ring, 1);
+	{
+		struct io_uring_cqe *cqe;
+
+		CHECK_EQ(io_uring_wait_cqe(&ring, &cqe), 0, "wait remove");
+		CHECK(cqe->user_data == 2 && cqe->res == 0, "remove's CQE first");
+		io_uring_cqe_seen(&ring, cqe);
+		CHECK_EQ(io_uring_wait_cqe(&ring, &cqe), 0, "wait removed");
+		CHECK(cqe->user_data == 1 && cqe->res == -ECANCELED, "then the removed timeout's");
+		io_uring_cqe_seen(&ring, cqe);
+	}
+
 	/* link_timeout cancels a read that never completes */
 	CHECK(pipe(p) == 0, "pipe");
 	t1 = ms(30);

@@ -4,10 +4,12 @@
  *  - unregister with none registered: -ENXIO; double registration: -EBUSY;
  *  - a fixed write from a registered buffer carries its bytes;
  *  - invalid iovecs are refused (-EFAULT / -EINVAL as the kernel says),
- *    among them memory that is unmapped or read-only;
+ *    among them memory that is unmapped or read-only, and a shared
+ *    mapping of a disk file (a private one, or shared memory, is fine);
  *  - buffers_tags / buffers_update_tag: replaced and unregistered tagged
- *    buffers post their tags (on unregister only since 6.13); out-of-range
- *    updates are -EINVAL;
+ *    buffers post their tags (on unregister only since 6.13), a replaced
+ *    one only once the read using it is done; out-of-range updates are
+ *    -EINVAL;
  *  - buffers_sparse: empty slots fail fixed I/O, filled ones work;
  *  - clone_buffers (whole, offset, replace, through a registered ring fd);
  *  - without CAP_IPC_LOCK, RLIMIT_MEMLOCK caps pinned memory: a large
@@ -17,6 +19,7 @@
 #include <linux/capability.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "test-util.h"
@@ -139,6 +142,33 @@ static void tagged_and_sparse(void)
 		      "unregister tags %llu %llu",
 		      (unsigned long long)cqes[0].user_data,
 		      (unsigned long long)cqes[1].user_data);
+	}
+
+	/* A buffer replaced while a read into it waits: its tag comes after
+	 * the read is done, as the kernel's node reference holds it. */
+	{
+		struct io_uring_sqe *sqe;
+		struct iovec one = { bufs[3], sizeof(bufs[3]) };
+		__u64 t1 = 301, t2 = 302;
+		int p[2];
+
+		CHECK(pipe(p) == 0, "pipe");
+		CHECK_EQ(io_uring_register_buffers_tags(&ring, &one, &t1, 1), 0, "register one");
+		sqe = io_uring_get_sqe(&ring);
+		io_uring_prep_read_fixed(sqe, p[0], bufs[3], 8, 0, 0);
+		sqe->user_data = 300;
+		CHECK_EQ(io_uring_submit(&ring), 1, "submit read_fixed");
+		one.iov_base = bufs[2];
+		CHECK_EQ(io_uring_register_buffers_update_tag(&ring, 0, &one, &t2, 1), 1, "replace in use");
+		CHECK(tu_quiet(&ring), "no tag while the read uses the buffer");
+		CHECK_EQ(write(p[1], "12345678", 8), 8, "write");
+		CHECK_EQ(tu_reap(&ring, cqes, 2), 2, "read and tag");
+		CHECK(cqes[0].user_data == 300 && cqes[0].res == 8, "read first");
+		CHECK(cqes[1].user_data == 301 && cqes[1].res == 0, "then the old buffer's tag");
+		CHECK_EQ(io_uring_unregister_buffers(&ring), 0, "unregister one");
+		tu_reap_unregister_tags(&ring, cqes, 1);
+		close(p[0]);
+		close(p[1]);
 	}
 
 	/* Sparse table: fill slot 2 only. */
@@ -306,11 +336,50 @@ static void memlock(void)
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "memlock child failed");
 }
 
+/* A shared mapping of a file on a disk filesystem cannot be pinned for
+ * writing (-EFAULT); a private mapping of it, or shared memory, can. */
+static void file_backed(void)
+{
+	char path[] = "/var/tmp/register-buffers-XXXXXX";
+	struct io_uring ring;
+	struct statfs sf;
+	struct iovec iov = { NULL, 8192 };
+	int fd = mkstemp(path);
+
+	if (fd < 0)
+		return;
+	unlink(path);
+	CHECK(fstatfs(fd, &sf) == 0, "fstatfs");
+	/* tmpfs and ramfs files are shared memory, which can be pinned. */
+	if (sf.f_type == 0x01021994 || sf.f_type == 0x858458f6 || ftruncate(fd, 8192) != 0) {
+		close(fd);
+		return;
+	}
+	CHECK_EQ(io_uring_queue_init(8, &ring, 0), 0, "queue_init");
+	iov.iov_base = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(iov.iov_base != MAP_FAILED, "mmap shared");
+	CHECK_EQ(io_uring_register_buffers(&ring, &iov, 1), -EFAULT, "shared file mapping");
+	munmap(iov.iov_base, 8192);
+	iov.iov_base = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	CHECK(iov.iov_base != MAP_FAILED, "mmap private");
+	CHECK_EQ(io_uring_register_buffers(&ring, &iov, 1), 0, "private file mapping");
+	CHECK_EQ(io_uring_unregister_buffers(&ring), 0, "unregister private");
+	munmap(iov.iov_base, 8192);
+	iov.iov_base = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(iov.iov_base != MAP_FAILED, "mmap shared anonymous");
+	CHECK_EQ(io_uring_register_buffers(&ring, &iov, 1), 0, "shared memory");
+	CHECK_EQ(io_uring_unregister_buffers(&ring), 0, "unregister shared");
+	munmap(iov.iov_base, 8192);
+	io_uring_queue_exit(&ring);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
 	tu_set_name(argv[0]);
 	basic();
+	file_backed();
 	tagged_and_sparse();
 	memlock();
 	clone_test();

@@ -73,6 +73,12 @@ pub(crate) struct Memory {
     /// The memfd behind the mapping where a second mapping cannot be made
     /// with mremap (valgrind, say); -1 otherwise.
     pub memfd: i32,
+    /// IORING_SETUP_NO_MMAP memory of a trapped setup, pinned as the
+    /// kernel pins it (`setup::pin`): `rings` and `sqes` are the engine's
+    /// own mappings of the pages the program sees at these addresses
+    /// (0: not pinned).
+    pub app_rings: u64,
+    pub app_sqes: u64,
 }
 
 /// Completion-side state, under `Ctx::inner`.

@@ -112,18 +112,27 @@ fn selection() -> Result<Select, i32> {
 /// # Safety
 /// `p` is a valid, writable io_uring_params.
 pub unsafe fn io_uring_setup(entries: u32, p: *mut io_uring_params) -> i32 {
+    // SAFETY: forwarded contract.
+    unsafe { setup_for(entries, p, false) }
+}
+
+/// `io_uring_setup`, for a trapped call with `trapped` (see `setup::create`).
+///
+/// # Safety
+/// As for `io_uring_setup`.
+unsafe fn setup_for(entries: u32, p: *mut io_uring_params, trapped: bool) -> i32 {
     match selection() {
         Err(e) => e,
         // SAFETY: forwarded contract.
         Ok(Select::Kernel) => unsafe { sys::io_uring_setup(entries, p) },
         // SAFETY: forwarded contract.
-        Ok(Select::User) => setup::create(entries, unsafe { &mut *p }),
+        Ok(Select::User) => setup::create(entries, unsafe { &mut *p }, trapped),
         Ok(Select::Auto) => {
             // SAFETY: forwarded contract.
             let fd = unsafe { sys::io_uring_setup(entries, p) };
             if fd == -libc::ENOSYS || fd == -libc::EPERM || fd == -libc::EACCES {
                 // SAFETY: forwarded contract.
-                setup::create(entries, unsafe { &mut *p })
+                setup::create(entries, unsafe { &mut *p }, trapped)
             } else {
                 fd
             }
@@ -258,6 +267,48 @@ pub fn close(fd: i32) -> i32 {
     unsafe { sys::close(fd) }
 }
 
+/// Hook (interception): the program's close(2) of ring fd `fd`. As the
+/// kernel's close drops the fd's hold on the ring: a ring that has a
+/// registered index lives on there; any other is torn down now (what is
+/// in flight cancelled and waited for, as at io_uring_queue_exit), before
+/// the program can free the memory of an IORING_SETUP_NO_MMAP ring.
+pub fn close_trapped(fd: i32) -> i32 {
+    if let Some(r) = table::lookup(fd).filter(|_| active()) {
+        // A thread waiting in io_uring_enter holds the ring, as the
+        // kernel's fdget does: the number goes, and the ring once nobody
+        // waits (`forget_closed`).
+        if r.ctx().cq_waiters.load(Ordering::SeqCst) != 0 {
+            // SAFETY: the program's own close, as it asked.
+            return unsafe { sys::close(fd) };
+        }
+        if table::unmap_fd(fd).is_ok() {
+            return 0;
+        }
+        // A dup of the fd keeps the ring, which is found by it from now on.
+        if let Some(d) = os::other_dup(fd, r.ctx().efd) {
+            if table::rekey(&r, d) {
+                // SAFETY: the program's own close, as it asked.
+                return unsafe { sys::close(fd) };
+            }
+        }
+        drop(r);
+        return close(fd);
+    }
+    // SAFETY: the program's own close, as it asked.
+    unsafe { sys::close(fd) }
+}
+
+/// Hook (interception): `fd` leads to no ring by its number; if it is a
+/// dup of a ring's fd (the same open file), the ring is found by `fd` from
+/// now on, as the kernel finds a ring by any fd of its file. True if so.
+pub fn adopt_dup(fd: i32) -> bool {
+    if !active() || fd < 0 || !os::anon_ok(fd) {
+        return false;
+    }
+    let Some(r) = table::find(|c| fork::ours(c) && c.fd() != fd && c.efd != fd && os::same_description(fd, c.efd)) else { return false };
+    table::rekey(&r, fd)
+}
+
 /// Hook (interception): whether `fd` (a registered index with
 /// `registered`) is an engine ring of this process.
 pub fn is_ring(fd: i32, registered: bool) -> bool {
@@ -276,7 +327,7 @@ pub fn setup_trapped(entries: u32, p: u64) -> (i32, bool) {
         return (e, false);
     }
     // SAFETY: `params` is a live local.
-    let fd = unsafe { io_uring_setup(entries, &mut params) };
+    let fd = unsafe { setup_for(entries, &mut params, true) };
     if fd < 0 {
         return (fd, false);
     }
@@ -308,17 +359,22 @@ pub fn ring_key(fd: i32) -> Option<usize> {
 
 /// Hook (interception): the program closed ring fd `fd` itself (the ring
 /// was `key`); the ring is torn down, and the number, which may name
-/// another file by now, is left alone.
-pub fn forget_closed(fd: i32, key: usize) {
-    let Some(r) = table::lookup(fd) else { return };
+/// another file by now, is left alone. False, and nothing done, while a
+/// thread waits in io_uring_enter on the ring (ask again later).
+pub fn forget_closed(fd: i32, key: usize) -> bool {
+    let Some(r) = table::lookup(fd) else { return true };
     if r.ctx() as *const ctx::Ctx as usize != key || !fork::ours(r.ctx()) {
-        return;
+        return true;
+    }
+    if r.ctx().cq_waiters.load(Ordering::SeqCst) != 0 {
+        return false;
     }
     r.ctx().fd.store(-1, Ordering::SeqCst);
     drop(r);
     if let Some(r) = table::unregister(fd) {
         setup::shutdown(r);
     }
+    true
 }
 
 /// `liburing_rs_ring_engine()`: which engine runs the ring behind `fd`

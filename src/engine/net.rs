@@ -554,7 +554,11 @@ fn fixed_source(ctx: &Ctx, r: &mut Req) -> Result<(), i32> {
     match &data(r).msg {
         Some(m) if op == IORING_OP_SENDMSG_ZC => rsrc::fixed_iovecs(ctx, idx, &m.iov),
         _ => rsrc::fixed_span(ctx, idx, addr, len),
+    }?;
+    if r.flags & rf::BUF_HELD == 0 {
+        rsrc::hold_buffer(ctx, r);
     }
+    Ok(())
 }
 
 fn zc_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {

@@ -150,7 +150,7 @@ fn close_issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
         return Issued::Done(-libc::EBADF, 0);
     }
     // SAFETY: closing an fd the application asked to close.
-    Issued::Done(os::cvt32(unsafe { libc::close(r.sqe.fd) }), 0)
+    Issued::Done(unsafe { crate::sys::close(r.sqe.fd) }, 0)
 }
 
 pub(crate) const CLOSE: OpDef = OpDef { prep: close_prep, issue: close_issue, creds: false, ..BASE };

@@ -59,7 +59,7 @@ pub(crate) fn close(fd: i32) {
         }
     }
     // SAFETY: callers pass fds the engine owns and no longer uses.
-    unsafe { libc::close(fd) };
+    unsafe { crate::sys::close(fd) };
 }
 
 /// A non-blocking, close-on-exec eventfd of the engine's own, at an
@@ -80,6 +80,26 @@ pub(crate) fn app_eventfd() -> i32 {
         }
     }
     fd
+}
+
+/// `app_eventfd` at a number in `first..end` if one is free there (a ring
+/// fd interception can see closed, `crate::sys::seccomp::RING_FD_FIRST`),
+/// else at the lowest.
+pub(crate) fn app_eventfd_in(first: i32, end: i32) -> i32 {
+    let fd = app_eventfd();
+    if fd < 0 || (first..end).contains(&fd) {
+        return fd;
+    }
+    match dup_from(fd, first) {
+        d if (first..end).contains(&d) => {
+            close(fd);
+            d
+        }
+        d => {
+            close(d);
+            fd
+        }
+    }
 }
 
 /// The identity the kernel gives every anonymous-inode file (eventfds,
@@ -234,7 +254,7 @@ pub(crate) fn dup(fd: i32) -> i32 {
         // back. Its holder never closes it (it is below the new floor).
         numbers_lost();
         // SAFETY: `d` is ours, just made.
-        unsafe { libc::close(d) };
+        unsafe { crate::sys::close(d) };
     }
 }
 
@@ -266,6 +286,75 @@ pub(crate) fn ident(fd: i32) -> Result<(u64, u64), i32> {
         return Err(errno());
     }
     Ok((st.st_dev as u64, st.st_ino as u64))
+}
+
+/// Whether fds `a` and `b` are the same open file description (a dup of
+/// each other), exactly: kcmp, else (kcmp refused, as container profiles
+/// do) whether toggling O_APPEND, which an eventfd ignores, on `b` shows
+/// on `a`. Closed fds are not the same.
+pub(crate) fn same_description(a: i32, b: i32) -> bool {
+    const KCMP_FILE: i32 = 0;
+    // SAFETY: kcmp takes no memory.
+    let r = unsafe {
+        let pid = libc::getpid();
+        libc::syscall(libc::SYS_kcmp, pid, pid, KCMP_FILE, a, b)
+    };
+    if r >= 0 {
+        return r == 0;
+    }
+    if errno() == -libc::EBADF {
+        return false;
+    }
+    // SAFETY: F_GETFL and F_SETFL only read and set file status flags.
+    unsafe {
+        let (fa, fb) = (libc::fcntl(a, libc::F_GETFL), libc::fcntl(b, libc::F_GETFL));
+        if fa < 0 || fb < 0 || fa != fb || libc::fcntl(b, libc::F_SETFL, fb ^ libc::O_APPEND) < 0 {
+            return false;
+        }
+        let same = libc::fcntl(a, libc::F_GETFL) == fb ^ libc::O_APPEND;
+        libc::fcntl(b, libc::F_SETFL, fb);
+        same
+    }
+}
+
+/// Another of this process's fds than `a` and `b` that is the same open
+/// file description as `b` (from /proc/self/fd), if there is one.
+pub(crate) fn other_dup(a: i32, b: i32) -> Option<i32> {
+    // SAFETY: a NUL-terminated path; the fd is closed below.
+    let dir = unsafe { libc::open(c"/proc/self/fd".as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC) };
+    if dir < 0 {
+        return None;
+    }
+    let mut buf = [0u8; 4096];
+    let mut found = None;
+    'read: loop {
+        // SAFETY: getdents64 writes at most buf.len() bytes into buf.
+        let n = unsafe { libc::syscall(libc::SYS_getdents64, dir, buf.as_mut_ptr(), buf.len()) };
+        if n <= 0 {
+            break;
+        }
+        let mut at = 0usize;
+        while at + 19 < n as usize {
+            // struct linux_dirent64: d_reclen at 16 (u16), d_name at 19.
+            let reclen = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
+            if reclen < 20 || at + reclen > n as usize {
+                break 'read;
+            }
+            let name = buf[at + 19..at + reclen].split(|&c| c == 0).next().unwrap_or(&[]);
+            let fd = if !name.is_empty() && name.len() < 10 && name.iter().all(u8::is_ascii_digit) {
+                name.iter().fold(0i32, |n, &c| n * 10 + (c - b'0') as i32)
+            } else {
+                -1
+            };
+            if fd >= 0 && fd != a && fd != b && fd != dir && same_description(fd, b) {
+                found = Some(fd);
+                break 'read;
+            }
+            at += reclen;
+        }
+    }
+    close(dir);
+    found
 }
 
 /// Whether fds `a` and `b` are the same open file (kcmp), or -errno (-EBADF:

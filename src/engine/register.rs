@@ -359,7 +359,8 @@ fn ring_fds(r: &RingRef, arg: u64, nr: u32, mut orphans: Option<&mut alloc::vec:
             Ok(v) => v,
             Err(e) => return if done != 0 { done } else { e },
         };
-        if up.resv != 0 {
+        // As the kernel: an unregistration names no fd.
+        if up.resv != 0 || (!reg && up.data != 0) {
             return if done != 0 { done } else { -libc::EINVAL };
         }
         let ret = if reg {

@@ -70,6 +70,8 @@ pub(crate) mod rf {
     /// `file` (the request's own dup) was seen to be a regular file when
     /// it was queued: the worker need not look again.
     pub const REG: u32 = 1 << 14;
+    /// Uses a registered buffer (`rsrc::hold_buffer`) until freed.
+    pub const BUF_HELD: u32 = 1 << 15;
 }
 
 /// How the current thread may issue: `Inline` and `Reactor` must never
@@ -228,6 +230,9 @@ pub(crate) fn alloc(ctx: &Ctx, sqe: &Sqe, id: u64) -> ReqPtr {
 pub(crate) fn free(ctx: &Ctx, req: ReqPtr) {
     // SAFETY: the caller owns the request.
     let r = unsafe { req.get() };
+    if r.flags & rf::BUF_HELD != 0 {
+        super::rsrc::put_buffer(ctx, r.id);
+    }
     if r.flags & rf::EPOLLED != 0 {
         // A server of the ring's set may still hold this pointer from an
         // event batch; it also unregisters the file before closing it.

@@ -31,7 +31,13 @@ struct BufSlot {
     /// pages are counted where it was registered, as the kernel shares
     /// the pinned buffer between the two.
     cloned: bool,
+    /// Names this registration of the buffer (the kernel's rsrc node),
+    /// which requests using it hold until they are freed.
+    node: u64,
 }
+
+/// Buffer node names, unique in the process.
+static NEXT_NODE: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
 
 pub(crate) struct Rsrc {
     files: Option<Vec<Option<FileSlot>>>,
@@ -44,11 +50,41 @@ pub(crate) struct Rsrc {
     bufs: Option<Vec<Option<BufSlot>>>,
     /// Tag CQEs owed for removed resources, posted once the lock is dropped.
     tags: Vec<Cqe>,
+    /// (request id, buffer node) of each live request using a registered
+    /// buffer, and the tag CQEs of removed buffers still in use: as the
+    /// kernel's node references, a removed buffer's tag is posted when the
+    /// last request using it is freed.
+    holders: Vec<(u64, u64)>,
+    held_tags: Vec<(u64, Cqe)>,
 }
 
 impl Rsrc {
     pub(crate) fn new() -> Rsrc {
-        Rsrc { files: None, locked: 0, alloc_lo: 0, alloc_hi: 0, alloc_hint: 0, bufs: None, tags: Vec::new() }
+        Rsrc {
+            files: None,
+            locked: 0,
+            alloc_lo: 0,
+            alloc_hi: 0,
+            alloc_hint: 0,
+            bufs: None,
+            tags: Vec::new(),
+            holders: Vec::new(),
+            held_tags: Vec::new(),
+        }
+    }
+
+    /// A registered buffer leaves its slot: its tag CQE is owed now, or
+    /// once no request uses it any more.
+    fn drop_buf(&mut self, b: &BufSlot) {
+        if b.tag == 0 {
+            return;
+        }
+        let cqe = Cqe::new(b.tag, 0, 0);
+        if self.holders.iter().any(|&(_, n)| n == b.node) {
+            self.held_tags.push((b.node, cqe));
+        } else {
+            self.tags.push(cqe);
+        }
     }
 
     pub(crate) fn has_buffers(&self) -> bool {
@@ -399,7 +435,67 @@ fn check_buf(iov: &libc::iovec, tag: u64) -> Result<Option<BufSlot>, i32> {
     if len == 0 || len > MAX_BUF_LEN || addr.checked_add(len).is_none() || !crate::sys::mem::writable(addr, len as usize) {
         return Err(-libc::EFAULT);
     }
-    Ok(Some(BufSlot { addr, len, tag, cloned: false }))
+    if shared_disk_file(addr, addr + len) {
+        return Err(-libc::EFAULT);
+    }
+    Ok(Some(BufSlot { addr, len, tag, cloned: false, node: NEXT_NODE.fetch_add(1, core::sync::atomic::Ordering::Relaxed) }))
+}
+
+/// Whether any of `start..end` is a shared mapping of a file whose
+/// filesystem tracks dirty pages (a disk file): the kernel will not pin
+/// such pages long-term for writing, so registering them is EFAULT. Files
+/// of tmpfs, hugetlbfs and ramfs, memfds, SysV and /dev/zero shared
+/// memory are fine (read from /proc/self/maps).
+fn shared_disk_file(start: u64, end: u64) -> bool {
+    const FINE: [i64; 3] = [0x0102_1994, 0x9584_58f6, 0x8584_58f6];
+    // SAFETY: a NUL-terminated path; the fd is closed below.
+    let fd = unsafe { libc::open(c"/proc/self/maps".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return false;
+    }
+    let mut maps = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        // SAFETY: reads at most chunk.len() bytes into chunk.
+        let n = unsafe { libc::read(fd, chunk.as_mut_ptr() as *mut core::ffi::c_void, chunk.len()) };
+        if n <= 0 {
+            break;
+        }
+        maps.extend_from_slice(&chunk[..n as usize]);
+    }
+    os::close(fd);
+    let hex = |b: &[u8]| core::str::from_utf8(b).ok().and_then(|t| u64::from_str_radix(t, 16).ok());
+    let fs_type = |path: &[u8]| {
+        let mut c = path.to_vec();
+        c.push(0);
+        // SAFETY: an all-zero statfs is valid; `c` is NUL-terminated.
+        let mut st: libc::statfs = unsafe { core::mem::zeroed() };
+        // SAFETY: as above.
+        (unsafe { libc::statfs(c.as_ptr() as *const libc::c_char, &mut st) } == 0).then_some(st.f_type as i64)
+    };
+    for line in maps.split(|&c| c == b'\n') {
+        // start-end perms offset dev inode path
+        let mut f = line.splitn(6, |&c| c == b' ');
+        let (Some(range), Some(perms)) = (f.next(), f.next()) else { continue };
+        let Some((a, b)) = range.iter().position(|&c| c == b'-').map(|i| (&range[..i], &range[i + 1..])) else { continue };
+        let (Some(a), Some(b)) = (hex(a), hex(b)) else { continue };
+        if b <= start || a >= end || perms.get(3) != Some(&b's') {
+            continue;
+        }
+        let path = f.nth(3).unwrap_or(&[]);
+        let path = &path[path.iter().position(|&c| c != b' ').unwrap_or(path.len())..];
+        if !path.starts_with(b"/") || path.starts_with(b"/memfd:") || path.starts_with(b"/SYSV") || path.starts_with(b"/dev/zero") {
+            continue;
+        }
+        let path = path.strip_suffix(b" (deleted)").unwrap_or(path);
+        let dir = &path[..path.iter().rposition(|&c| c == b'/').unwrap_or(0).max(1)];
+        match fs_type(path).or_else(|| fs_type(dir)) {
+            Some(t) if FINE.contains(&t) => {}
+            Some(_) => return true,
+            None => {}
+        }
+    }
+    false
 }
 
 const EMPTY_IOV: libc::iovec = libc::iovec { iov_base: core::ptr::null_mut(), iov_len: 0 };
@@ -479,9 +575,7 @@ pub(crate) fn register_buffers(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
 pub(crate) fn unregister_buffers(ctx: &Ctx) -> i32 {
     with_rsrc(ctx, |rs| {
         for b in rs.bufs.take().ok_or(-libc::ENXIO)?.into_iter().flatten() {
-            if b.tag != 0 {
-                rs.tags.push(Cqe::new(b.tag, 0, 0));
-            }
+            rs.drop_buf(&b);
         }
         rs.locked = 0;
         Ok(0)
@@ -531,9 +625,7 @@ pub(crate) fn clone_buffers(ctx: &Ctx, src: &Ctx, a: &crate::sys::io_uring_clone
         for (i, s) in slots.into_iter().enumerate() {
             if let Some(old) = core::mem::replace(&mut table[a.dst_off as usize + i], s) {
                 dropped += pinned(&old);
-                if old.tag != 0 {
-                    rs.tags.push(Cqe::new(old.tag, 0, 0));
-                }
+                rs.drop_buf(&old);
             }
         }
         rs.locked -= dropped;
@@ -558,8 +650,8 @@ fn update_buffers(ctx: &Ctx, offset: u32, iovs: u64, tags: u64, nr: u32) -> i32 
                 Err(e) => return Ok(partial(done, e)),
             };
             let old = core::mem::replace(&mut rs.bufs.as_mut().expect("checked above")[offset as usize + i], new);
-            if let Some(o) = old.filter(|o| o.tag != 0) {
-                rs.tags.push(Cqe::new(o.tag, 0, 0));
+            if let Some(o) = old {
+                rs.drop_buf(&o);
             }
             done += 1;
         }
@@ -576,6 +668,30 @@ pub(crate) fn fixed_span(ctx: &Ctx, idx: u16, addr: u64, len: u64) -> Result<(),
         return Err(-libc::EFAULT);
     }
     Ok(())
+}
+
+/// Request `r`, which passed `fixed_span` or `fixed_iovecs`, uses its
+/// registered buffer until `put_buffer`.
+pub(crate) fn hold_buffer(ctx: &Ctx, r: &mut super::req::Req) {
+    let mut g = ctx.rsrc.lock();
+    let Some(node) = g.bufs.as_ref().and_then(|t| t.get(r.sqe.buf_index as usize).copied().flatten()).map(|b| b.node) else { return };
+    g.holders.push((r.id, node));
+    r.flags |= super::req::rf::BUF_HELD;
+}
+
+/// Request `id` is freed: the tag of a buffer removed while it used it is
+/// posted if no other request still uses it.
+pub(crate) fn put_buffer(ctx: &Ctx, id: u64) {
+    with_rsrc(ctx, |rs| {
+        let Some(i) = rs.holders.iter().position(|&(r, _)| r == id) else { return Ok(0) };
+        let (_, node) = rs.holders.swap_remove(i);
+        if !rs.holders.iter().any(|&(_, n)| n == node) {
+            let (due, kept): (Vec<_>, Vec<_>) = rs.held_tags.drain(..).partition(|&(n, _)| n == node);
+            rs.held_tags = kept;
+            rs.tags.extend(due.into_iter().map(|(_, c)| c));
+        }
+        Ok(0)
+    });
 }
 
 /// `fixed_span` for every iovec of a vectored fixed-buffer request

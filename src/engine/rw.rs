@@ -97,6 +97,7 @@ fn prep(ctx: &Ctx, r: &mut Req) -> Result<(), i32> {
     let op = r.sqe.opcode;
     if fixed(op) {
         rsrc::fixed_span(ctx, r.sqe.buf_index, r.sqe.addr, r.sqe.len as u64)?;
+        rsrc::hold_buffer(ctx, r);
     }
     if vec_io(r) && r.sqe.len > UIO_MAXIOV {
         return Err(-libc::EINVAL);
@@ -116,6 +117,7 @@ fn prep(ctx: &Ctx, r: &mut Req) -> Result<(), i32> {
         stabilize(r)?;
         let idx = r.sqe.buf_index;
         rsrc::fixed_iovecs(ctx, idx, data(r).iov.as_deref().map_or(&[][..], |v| v.as_slice()))?;
+        rsrc::hold_buffer(ctx, r);
     }
     Ok(())
 }

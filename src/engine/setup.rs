@@ -88,8 +88,8 @@ fn page_align(n: usize) -> usize {
     (n + page - 1) & !(page - 1)
 }
 
-/// Finds or maps the ring memory.
-fn memory(p: &io_uring_params, rings_len: usize, sqes_len: usize) -> Result<Memory, i32> {
+/// Finds or maps the ring memory (`trapped`: see `create`).
+fn memory(p: &io_uring_params, rings_len: usize, sqes_len: usize, trapped: bool) -> Result<Memory, i32> {
     if p.flags & IORING_SETUP_NO_MMAP != 0 {
         let (r, s) = (p.cq_off.user_addr, p.sq_off.user_addr);
         if r == 0 || s == 0 {
@@ -104,7 +104,17 @@ fn memory(p: &io_uring_params, rings_len: usize, sqes_len: usize) -> Result<Memo
         if !crate::sys::mem::writable(r, rings_len) || !crate::sys::mem::writable(s, sqes_len) {
             return Err(-libc::EFAULT);
         }
-        return Ok(Memory { rings: r as *mut u8, rings_len, sqes: s as *mut io_uring_sqe, sqes_len, owned: false, memfd: -1 });
+        let mem = Memory { rings: r as *mut u8, rings_len, sqes: s as *mut io_uring_sqe, sqes_len, owned: false, memfd: -1, app_rings: 0, app_sqes: 0 };
+        let (rl, sl) = (page_align(rings_len) as u64, page_align(sqes_len) as u64);
+        if !trapped || r < s + sl && s < r + rl || !alias_by_mremap() {
+            return Ok(mem);
+        }
+        let Some(pr) = pin(r, rl as usize) else { return Ok(mem) };
+        let Some(ps) = pin(s, sl as usize) else {
+            unpin(pr, r, rl as usize);
+            return Ok(mem);
+        };
+        return Ok(Memory { rings: pr, sqes: ps as *mut io_uring_sqe, app_rings: r, app_sqes: s, ..mem });
     }
     let (rl, sl) = (page_align(rings_len), page_align(sqes_len));
     let rw = libc::PROT_READ | libc::PROT_WRITE;
@@ -135,7 +145,67 @@ fn memory(p: &io_uring_params, rings_len: usize, sqes_len: usize) -> Result<Memo
     };
     // SAFETY: rl < rl + sl bytes mapped above.
     let sqes = unsafe { base.add(rl) } as *mut io_uring_sqe;
-    Ok(Memory { rings: base, rings_len: rl, sqes, sqes_len: sl, owned: true, memfd })
+    Ok(Memory { rings: base, rings_len: rl, sqes, sqes_len: sl, owned: true, memfd, app_rings: 0, app_sqes: 0 })
+}
+
+/// The kernel pins IORING_SETUP_NO_MMAP memory, so a program that unmaps
+/// it before the ring goes (liburing's io_uring_queue_exit does, for
+/// memory it allocated) leaves the kernel's pages in place. The engine's
+/// equivalent, for the `len` bytes at page-aligned `app`: shared pages
+/// with the program's contents, mapped once for the engine (returned) and
+/// once in place of the program's, so that the program's munmap takes its
+/// view only. None, and the program's memory untouched, where that cannot
+/// be done (huge pages, say).
+fn pin(app: u64, len: usize) -> Option<*mut u8> {
+    let rw = libc::PROT_READ | libc::PROT_WRITE;
+    // SAFETY: a fresh shared mapping touches no existing memory.
+    let m = unsafe { crate::sys::mmap(core::ptr::null_mut(), len, rw, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0) }.ok()? as *mut u8;
+    // SAFETY: `memory` checked that the program's `len` bytes at `app` are
+    // mapped writable; `m` is ours and as long. Then mremap (old size 0)
+    // maps the same shared pages at `app`, in place of what was there
+    // (nothing else of the program's is touched: `app` and `len` are
+    // page-aligned), or fails and changes nothing.
+    unsafe {
+        core::ptr::copy_nonoverlapping(app as *const u8, m, len);
+        let fixed = libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED;
+        if libc::mremap(m as *mut core::ffi::c_void, 0, len, fixed, app as *mut core::ffi::c_void) as u64 != app {
+            crate::sys::munmap(m as *mut core::ffi::c_void, len);
+            return None;
+        }
+    }
+    Some(m)
+}
+
+/// Ends `pin`: where the program still sees the pinned pages at `app`,
+/// a private copy takes their place (its memory is then as before, and a
+/// child it forks gets its own copy), and the engine's mapping goes.
+fn unpin(m: *mut u8, app: u64, len: usize) {
+    let word = m as *mut u64;
+    let marker = m as u64 ^ 0x6c69_6275_7269_6e67;
+    let mut seen = 0u64;
+    // SAFETY: `m` is the engine's live mapping of `len` >= 8 bytes.
+    let first = unsafe { word.read_volatile() };
+    // SAFETY: as above.
+    unsafe { word.write_volatile(marker) };
+    let ours = os::copy_from_user(&mut seen as *mut u64 as *mut u8, app, 8).is_ok() && seen == marker;
+    // SAFETY: as above.
+    unsafe { word.write_volatile(first) };
+    let rw = libc::PROT_READ | libc::PROT_WRITE;
+    if ours {
+        // SAFETY: a fresh private mapping, filled from `m`, then moved over
+        // `app`, which maps the pinned pages (the marker showed it).
+        unsafe {
+            if let Ok(tmp) = crate::sys::mmap(core::ptr::null_mut(), len, rw, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0) {
+                core::ptr::copy_nonoverlapping(m, tmp as *mut u8, len);
+                let fixed = libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED;
+                if libc::mremap(tmp, len, len, fixed, app as *mut core::ffi::c_void) as u64 != app {
+                    crate::sys::munmap(tmp, len);
+                }
+            }
+        }
+    }
+    // SAFETY: the engine's own mapping, used by nobody any more.
+    unsafe { crate::sys::munmap(m as *mut core::ffi::c_void, len) };
 }
 
 /// Whether mremap(old_size 0) can alias shared anonymous memory here
@@ -173,15 +243,17 @@ pub(crate) fn alias_by_mremap() -> bool {
 }
 
 /// Creates an engine ring as io_uring_setup(2) would: fills `p` and
-/// returns the ring fd, or `-errno`.
-pub(crate) fn create(entries: u32, p: &mut io_uring_params) -> i32 {
-    match try_create(entries, p) {
+/// returns the ring fd, or `-errno`. With `trapped` (a program's own
+/// io_uring_setup, through interception), the fd is one whose close()
+/// interception sees, where one is free.
+pub(crate) fn create(entries: u32, p: &mut io_uring_params, trapped: bool) -> i32 {
+    match try_create(entries, p, trapped) {
         Ok(fd) => fd,
         Err(e) => e,
     }
 }
 
-fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
+fn try_create(entries: u32, p: &mut io_uring_params, trapped: bool) -> Result<i32, i32> {
     if p.resv != [0; 3] {
         return Err(-libc::EINVAL);
     }
@@ -195,8 +267,13 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
         }
         e
     };
-    let mem = memory(p, rings_len, sqes_len).map_err(fail)?;
-    let fd = os::app_eventfd();
+    let mem = memory(p, rings_len, sqes_len, trapped).map_err(fail)?;
+    let fd = if trapped {
+        use crate::sys::seccomp::{RING_FD_END, RING_FD_FIRST};
+        os::app_eventfd_in(RING_FD_FIRST as i32, RING_FD_END as i32)
+    } else {
+        os::app_eventfd()
+    };
     let efd = if fd < 0 { fd } else { os::dup(fd) };
     if efd < 0 {
         os::close(fd);
@@ -284,6 +361,10 @@ fn try_create(entries: u32, p: &mut io_uring_params) -> Result<i32, i32> {
 
 /// Unmaps the ring memory, and closes its memfd unless `lost` (see `Ctx::lost`).
 fn release_memory(mem: &Memory, lost: bool) {
+    if mem.app_rings != 0 {
+        unpin(mem.rings, mem.app_rings, page_align(mem.rings_len));
+        unpin(mem.sqes as *mut u8, mem.app_sqes, page_align(mem.sqes_len));
+    }
     if mem.owned {
         // SAFETY: the engine mapped rings and SQEs as one block at `rings`.
         unsafe { crate::sys::munmap(mem.rings as *mut core::ffi::c_void, mem.rings_len + mem.sqes_len) };

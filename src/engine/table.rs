@@ -203,6 +203,30 @@ pub(crate) fn unregister(fd: i32) -> Option<RingRef> {
     Some(r)
 }
 
+/// Finds ring `r` by fd `new` from now on instead of its old number (a
+/// dup of its fd, `engine::adopt_dup`); false if `new` already leads to a
+/// ring or `r`'s old number no longer leads to it.
+pub(crate) fn rekey(r: &RingRef, new: i32) -> bool {
+    let _g = REGISTRY.lock();
+    let v = r.idx as u32 + 1;
+    let ctx = r.ctx();
+    let Some(to) = fd_slot(new, true) else { return false };
+    if to.load(Ordering::Acquire) != 0 {
+        return false;
+    }
+    let Some(from) = fd_slot(ctx.fd(), false).filter(|s| s.load(Ordering::Acquire) == v) else { return false };
+    to.store(v, Ordering::Release);
+    ctx.fd.store(new, Ordering::Release);
+    from.store(0, Ordering::Release);
+    ctx.fd_lost.store(false, Ordering::Relaxed);
+    true
+}
+
+/// The first live ring `pick` accepts.
+pub(crate) fn find(pick: impl Fn(&Ctx) -> bool) -> Option<RingRef> {
+    (0..MAX_RINGS).filter_map(get_idx).find(|r| pick(r.ctx()))
+}
+
 /// Gives ring `r` a registered index (`want` = exact index or u32::MAX for
 /// any free one).
 pub(crate) fn register_index(r: &RingRef, want: u32) -> Result<u32, i32> {

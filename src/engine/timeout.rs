@@ -345,6 +345,14 @@ fn remove_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
     reactor::del_timer(t);
     unlist_seq(ctx, t);
     if !update {
+        // The kernel posts the remove's CQE with its submit batch and the
+        // cancelled timeout's from task work, after it.
+        // SAFETY: issue functions own their request.
+        let r = unsafe { req.get() };
+        if !r.sqe.has(IOSQE_CQE_SKIP_SUCCESS) {
+            ctx.post_all(&[Cqe::new(r.sqe.user_data, 0, 0)], mode);
+        }
+        r.flags |= rf::QUIET;
         req::complete(ctx, t, -libc::ECANCELED, 0, mode);
         return Issued::Done(0, 0);
     }

@@ -5,9 +5,10 @@
 //! At load, when the mode is asked for and the engine would serve rings
 //! (the kernel refuses io_uring, or `LIBURING_RS_ENGINE=user`), the library
 //! maps a two-instruction stub (`syscall; ret`) at a fixed address, sends
-//! its own io_uring and `mmap` calls through it, installs a SIGSYS handler
-//! and then a seccomp filter (`sys::seccomp::FILTER`, all threads) that
-//! traps those calls when made from anywhere else. SECCOMP_RET_TRAP wins
+//! its own io_uring, `mmap` and `close` calls through it, installs a
+//! SIGSYS handler and then a seccomp filter (`sys::seccomp::FILTER`, all
+//! threads) that traps those calls (`close` only of the numbers ring fds
+//! get) when made from anywhere else. SECCOMP_RET_TRAP wins
 //! over a container's SECCOMP_RET_ERRNO, so the program's calls reach the
 //! handler, which serves them from the engine and writes the result where
 //! the kernel would (rax). Every request the engine then performs is an

@@ -346,6 +346,7 @@ fn serve(nr: i64, a: [u64; 6]) -> i64 {
                 Err(e) => e as i64,
             }
         }
+        libc::SYS_close => close(a[0] as i32) as i64,
         libc::SYS_rt_sigaction => program_sigaction(a[1], a[2], a[3]),
         _ => -libc::ENOSYS as i64,
     }
@@ -361,10 +362,27 @@ pub fn setup(entries: u32, p: u64) -> i32 {
     fd
 }
 
+/// close(2) from the program, of a number rings made by trapped setups
+/// get (`seccomp::RING_FD_FIRST`).
+fn close(fd: i32) -> i32 {
+    let key = engine::ring_key(fd);
+    let r = engine::close_trapped(fd);
+    // A ring still behind the number (in use by another thread) is left
+    // for the sweep.
+    if let Some(key) = key.filter(|&k| engine::ring_key(fd) != Some(k)) {
+        for (f, k) in FDS.iter().zip(KEYS.iter()) {
+            if f.load(Ordering::Acquire) == fd + 1 && k.load(Ordering::Acquire) == key && f.compare_exchange(fd + 1, 0, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+                k.store(0, Ordering::Release);
+            }
+        }
+    }
+    r
+}
+
 /// io_uring_enter(2) from the program.
 pub fn enter(fd: i32, to_submit: u32, min_complete: u32, flags: u32, arg: *const c_void, argsz: usize) -> i32 {
     let registered = flags & IORING_ENTER_REGISTERED_RING != 0;
-    if engine::is_ring(fd, registered) {
+    if engine::is_ring(fd, registered) || (!registered && adopt(fd)) {
         // SAFETY: the engine checks every argument, and reaches program
         // memory only by fault-safe copies or system calls.
         return unsafe { engine::enter(fd, to_submit, min_complete, flags, arg, argsz) };
@@ -387,7 +405,7 @@ pub fn register(fd: i32, opcode: u32, arg: *const c_void, nr_args: u32) -> i32 {
     // SAFETY: as for enter: the engine, or else the kernel, checks every
     // argument.
     let r = unsafe {
-        if fd == -1 || engine::is_ring(fd, registered) {
+        if fd == -1 || engine::is_ring(fd, registered) || (!registered && adopt(fd)) {
             engine::register(fd, opcode, arg, nr_args)
         } else {
             sys::io_uring_register(fd, opcode, arg, nr_args)
@@ -400,6 +418,16 @@ pub fn register(fd: i32, opcode: u32, arg: *const c_void, nr_args: u32) -> i32 {
     } else {
         not_ring(fd)
     }
+}
+
+/// A dup of a ring's fd, first used: the ring is found by it from now on
+/// (and its close seen by the sweep).
+fn adopt(fd: i32) -> bool {
+    if !engine::adopt_dup(fd) {
+        return false;
+    }
+    remember(fd);
+    true
 }
 
 /// The kernel's io_uring refused the call itself (as a container's filter
@@ -419,11 +447,11 @@ fn not_ring(fd: i32) -> i32 {
     }
 }
 
-// Rings made by trapped setups, so that one whose fd the program closed is
-// torn down: the program's close(2) is not trapped (that would cost every
-// close a signal), so each setup first sweeps the list. An epoll set holds
-// each ring's (file, fd) pair; EPOLL_CTL_MOD on the number fails once it
-// no longer names that file.
+// Rings made by trapped setups, so that one whose fd the program closed
+// unseen (a number outside the trapped range, dup2 onto it, close_range)
+// is torn down: each setup first sweeps the list. An epoll set holds each
+// ring's (file, fd) pair; EPOLL_CTL_MOD on the number fails once it no
+// longer names that file.
 const SLOTS: usize = 1024;
 #[allow(clippy::declare_interior_mutable_const)]
 const NO_FD: AtomicI32 = AtomicI32::new(0);
@@ -487,18 +515,20 @@ fn sweep() {
         if v == 0 || key == 0 || ctl(libc::EPOLL_CTL_MOD, v - 1) == 0 {
             continue;
         }
-        if f.compare_exchange(v, 0, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+        if engine::forget_closed(v - 1, key) && f.compare_exchange(v, 0, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
             k.store(0, Ordering::Release);
-            engine::forget_closed(v - 1, key);
         }
     }
 }
 
 fn forget(fd: i32, key: usize) {
     for (f, k) in FDS.iter().zip(KEYS.iter()) {
-        if f.load(Ordering::Acquire) == fd + 1 && k.load(Ordering::Acquire) == key && f.compare_exchange(fd + 1, 0, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+        if f.load(Ordering::Acquire) == fd + 1
+            && k.load(Ordering::Acquire) == key
+            && engine::forget_closed(fd, key)
+            && f.compare_exchange(fd + 1, 0, Ordering::AcqRel, Ordering::Relaxed).is_ok()
+        {
             k.store(0, Ordering::Release);
-            engine::forget_closed(fd, key);
         }
     }
 }
