@@ -40,11 +40,7 @@ fn main() {
         .write_to_file(&decls);
 
     let check = out.join("decls-check.c");
-    std::fs::write(
-        &check,
-        format!("#include <liburing.h>\n#include \"{}\"\n", decls.display()),
-    )
-    .unwrap();
+    std::fs::write(&check, format!("#include <liburing.h>\n#include \"{}\"\n", decls.display())).unwrap();
     let compiler = cc::Build::new().get_compiler();
     let status = compiler
         .to_command()

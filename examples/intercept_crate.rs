@@ -49,11 +49,23 @@ fn main() {
     let file = std::fs::OpenOptions::new().create(true).truncate(true).read(true).write(true).open(&path).unwrap();
     std::fs::remove_file(&path).unwrap();
     let data: Vec<u8> = (0..8192u32).map(|i| (i * 31 % 251) as u8).collect();
-    push(&mut ring, &opcode::Write::new(types::Fd(file.as_raw_fd()), data.as_ptr(), data.len() as u32).offset(0).build().user_data(1));
+    push(
+        &mut ring,
+        &opcode::Write::new(types::Fd(file.as_raw_fd()), data.as_ptr(), data.len() as u32)
+            .offset(0)
+            .build()
+            .user_data(1),
+    );
     let c = wait_one(&mut ring);
     println!("write: user_data {} res {}", c.user_data(), c.result());
     let mut back = vec![0u8; data.len()];
-    push(&mut ring, &opcode::Read::new(types::Fd(file.as_raw_fd()), back.as_mut_ptr(), back.len() as u32).offset(0).build().user_data(2));
+    push(
+        &mut ring,
+        &opcode::Read::new(types::Fd(file.as_raw_fd()), back.as_mut_ptr(), back.len() as u32)
+            .offset(0)
+            .build()
+            .user_data(2),
+    );
     let c = wait_one(&mut ring);
     println!("read: user_data {} res {} same {}", c.user_data(), c.result(), back == data);
 
@@ -67,7 +79,14 @@ fn main() {
     // its tail in the last 16 bits of the first entry.
     // SAFETY: a fresh anonymous mapping.
     let ring_mem = unsafe {
-        libc::mmap(std::ptr::null_mut(), 4096, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+        libc::mmap(
+            std::ptr::null_mut(),
+            4096,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
     };
     if ring_mem == libc::MAP_FAILED {
         fail("mmap");
@@ -120,7 +139,12 @@ fn main() {
         }
         let bid = cqueue::buffer_select(c.flags()).unwrap_or_else(|| fail("recv: no buffer id"));
         let s = &bufs[bid as usize * BUF_LEN..][..c.result() as usize];
-        got.push(format!("{} -> {} (more {})", c.user_data() - 20, String::from_utf8_lossy(s), cqueue::more(c.flags())));
+        got.push(format!(
+            "{} -> {} (more {})",
+            c.user_data() - 20,
+            String::from_utf8_lossy(s),
+            cqueue::more(c.flags())
+        ));
     }
     got.sort();
     for g in got {

@@ -37,6 +37,10 @@ if [ "${1:-}" = --miri ]; then
     install_miri
     exit
 fi
+# rustfmt, for scripts/check-fmt.sh (part of rustup's default profile, but
+# not of its minimal one).
+cargo fmt --version >/dev/null 2>&1 || rustup component add rustfmt >/dev/null 2>&1 ||
+    echo "warning: rustfmt not installed, scripts/check-fmt.sh will skip" >&2
 if ! why=$(install_miri); then
     echo "warning: Miri not installed, scripts/check-miri.sh will skip: $(printf '%s\n' "$why" | grep '^error:' | tail -1)" >&2
 fi

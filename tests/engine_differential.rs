@@ -435,7 +435,8 @@ impl Gen {
     /// A fixed buffer no other chain of this submission uses.
     fn fixed_free(&self) -> Option<u16> {
         let ok = |b: u16| {
-            !self.tainted.fixed.contains(&b) && matches!(self.fixed_owner[b as usize], o if o == usize::MAX || o == self.chain_no)
+            !self.tainted.fixed.contains(&b)
+                && matches!(self.fixed_owner[b as usize], o if o == usize::MAX || o == self.chain_no)
         };
         [0u16, 1].into_iter().find(|&b| ok(b))
     }
@@ -821,7 +822,9 @@ impl Gen {
             }
             3 => {
                 // A long timeout or a poll on an idle pipe, cancelled later.
-                let free: Vec<usize> = (0..PIPES).filter(|&p| !self.pipe_busy[p] && self.pipe_bytes[p] == 0 && self.pipes_free.contains(&p)).collect();
+                let free: Vec<usize> = (0..PIPES)
+                    .filter(|&p| !self.pipe_busy[p] && self.pipe_bytes[p] == 0 && self.pipes_free.contains(&p))
+                    .collect();
                 if self.drained {
                     let mut o = self.op(OP_NOP, Arg::None, Data::None);
                     o.sqe.flags |= F_ASYNC;
@@ -913,7 +916,11 @@ impl Gen {
                 // numbers may be open in one run and not the other).
                 let fixed = self.rng.chance(50);
                 o.sqe.op_flags |= NOP_FILE | if fixed { NOP_FIXED_FILE } else { 0 };
-                o.sqe.fd = if fixed { self.rng.pick(&[FIXED_SLOTS as i32 + 32, 4000, -1]) } else { self.rng.pick(&[4000, -1]) };
+                o.sqe.fd = if fixed {
+                    self.rng.pick(&[FIXED_SLOTS as i32 + 32, 4000, -1])
+                } else {
+                    self.rng.pick(&[4000, -1])
+                };
             }
             2 => {
                 o.sqe.op_flags |= NOP_FIXED_BUFFER;
@@ -973,7 +980,9 @@ impl Gen {
         // after an async one blocking in its io-wq worker and never arms
         // their link timeout there (a read of an empty pipe then waits for
         // ever); the engine arms it.
-        let skip_ok = !ops.iter().any(|o| o.sqe.opcode == OP_LINK_TIMEOUT || matches!(o.arg, Arg::Sock(..) | Arg::Listener | Arg::Client(_)));
+        let skip_ok = !ops.iter().any(|o| {
+            o.sqe.opcode == OP_LINK_TIMEOUT || matches!(o.arg, Arg::Sock(..) | Arg::Listener | Arg::Client(_))
+        });
         for (i, o) in ops.iter_mut().enumerate() {
             if i + 1 < n {
                 o.sqe.flags |= if self.rng.chance(25) { F_HARDLINK } else { F_LINK };
@@ -1040,10 +1049,12 @@ fn generate(seed: u64) -> Program {
         tee_ok: false,
         splice_ok: false,
     };
-    let files = (0..FILES).map(|_| {
-        let n = g.rng.below(6000) as usize;
-        (0..n).map(|_| g.rng.next() as u8).collect()
-    }).collect();
+    let files = (0..FILES)
+        .map(|_| {
+            let n = g.rng.below(6000) as usize;
+            (0..n).map(|_| g.rng.next() as u8).collect()
+        })
+        .collect();
     let nbatches = 2 + g.rng.below(5);
     let mut batches = Vec::new();
     for b in 0..nbatches {
@@ -1138,7 +1149,9 @@ fn generate(seed: u64) -> Program {
             // would do to a pipe happens, which the pipe model cannot
             // follow; such chains get none.
             let skip_seen = g.skip_seen || c.ops[0].sqe.flags & F_SKIP_SUCCESS != 0;
-            let piped = c.ops.iter().any(|o| matches!(o.arg, Arg::PipeR(_) | Arg::PipeW(_) | Arg::Sock(..) | Arg::Listener | Arg::Client(_)));
+            let piped = c.ops.iter().any(|o| {
+                matches!(o.arg, Arg::PipeR(_) | Arg::PipeW(_) | Arg::Sock(..) | Arg::Listener | Arg::Client(_))
+            });
             g.skip_seen |= c.ops.iter().any(|o| o.sqe.flags & F_SKIP_SUCCESS != 0);
             if g.pending.is_empty() && !(skip_seen && piped) && g.rng.chance(10) {
                 c.ops[0].sqe.flags |= F_DRAIN;
@@ -1152,7 +1165,8 @@ fn generate(seed: u64) -> Program {
     if !last.is_empty() {
         batches.push(last);
     }
-    let taskrun = g.rng.pick(&[0, 0, SETUP_COOP_TASKRUN | SETUP_TASKRUN_FLAG, SETUP_SINGLE_ISSUER | SETUP_DEFER_TASKRUN]);
+    let taskrun =
+        g.rng.pick(&[0, 0, SETUP_COOP_TASKRUN | SETUP_TASKRUN_FLAG, SETUP_SINGLE_ISSUER | SETUP_DEFER_TASKRUN]);
     // One program in six runs on SQPOLL rings (which take no task-run
     // flags), chosen by seed so the others stay as they were.
     let setup_flags = SETUP_NO_SQARRAY
@@ -1235,7 +1249,12 @@ fn open_env(prog: &Program, dir: &Path) -> Env {
             _ => {
                 let mut p = [0i32; 2];
                 // SAFETY: a live two-int array.
-                assert_eq!(unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, p.as_mut_ptr()) }, 0);
+                assert_eq!(
+                    unsafe {
+                        libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, p.as_mut_ptr())
+                    },
+                    0
+                );
                 p
             }
         })
@@ -1244,7 +1263,9 @@ fn open_env(prog: &Program, dir: &Path) -> Env {
     // SAFETY: a socket made here.
     assert_eq!(unsafe { libc::listen(listener, CLIENTS as i32) }, 0);
     // SAFETY: plain socket creation.
-    let clients = (0..CLIENTS).map(|_| unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) }).collect();
+    let clients = (0..CLIENTS)
+        .map(|_| unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) })
+        .collect();
     let names = (0..NAMES).map(|i| CString::new(dir.join(format!("n{i}")).to_str().unwrap()).unwrap()).collect();
     Env {
         dir: dir.to_path_buf(),
@@ -1402,7 +1423,10 @@ fn resolve(env: &mut Env, op: &Op) -> Sqe {
         }
         Data::Fixed(b, at) => s.addr = env.fixed[*b as usize][*at..].as_ptr() as u64,
         Data::Ts(ns) => {
-            env.keep_ts.push(Box::new(KernelTimespec { tv_sec: (ns / 1_000_000_000) as i64, tv_nsec: (ns % 1_000_000_000) as i64 }));
+            env.keep_ts.push(Box::new(KernelTimespec {
+                tv_sec: (ns / 1_000_000_000) as i64,
+                tv_nsec: (ns % 1_000_000_000) as i64,
+            }));
             s.addr = &**env.keep_ts.last().unwrap() as *const KernelTimespec as u64;
         }
         Data::Value(v) => {
@@ -1472,7 +1496,11 @@ fn run(lib: &Lib, prog: &Program, engine: &str) -> Result<RunResult, String> {
     assert_eq!(unsafe { (lib.ring_engine)(&ring) }, want, "engine of the {engine} ring");
     let mut fixed = vec![-1i32; FIXED_SLOTS as usize];
     fixed[..FILES].copy_from_slice(&env.fds);
-    let iov: Vec<libc::iovec> = env.fixed.iter_mut().map(|b| libc::iovec { iov_base: b.as_mut_ptr() as *mut c_void, iov_len: BUF_SIZE }).collect();
+    let iov: Vec<libc::iovec> = env
+        .fixed
+        .iter_mut()
+        .map(|b| libc::iovec { iov_base: b.as_mut_ptr() as *mut c_void, iov_len: BUF_SIZE })
+        .collect();
     // SAFETY: arrays of the counts given, alive for the call.
     unsafe {
         assert_eq!((lib.register_files)(&mut ring, fixed.as_ptr(), FIXED_SLOTS), 0);
@@ -1482,7 +1510,9 @@ fn run(lib: &Lib, prog: &Program, engine: &str) -> Result<RunResult, String> {
     for (bi, batch) in prog.batches.iter().enumerate() {
         // What the last submission sent on loopback TCP or UDP has crossed
         // (softirq work may lag behind the send's CQE).
-        if bi > 0 && prog.batches[bi - 1].iter().flat_map(|c| c.ops.iter()).any(|o| matches!(o.arg, Arg::Sock(TCP | UDP, _))) {
+        if bi > 0
+            && prog.batches[bi - 1].iter().flat_map(|c| c.ops.iter()).any(|o| matches!(o.arg, Arg::Sock(TCP | UDP, _)))
+        {
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
         // The CQEs this submission must produce: every request's but those
@@ -1564,15 +1594,18 @@ fn run(lib: &Lib, prog: &Program, engine: &str) -> Result<RunResult, String> {
     collect(lib, &mut ring, &mut cqes, &[], 30).ok();
     // SAFETY: the ring is live and done with.
     unsafe { (lib.queue_exit)(&mut ring) };
-    let ops: HashMap<u64, &Op> = prog.batches.iter().flatten().flat_map(|c| c.ops.iter()).map(|o| (o.sqe.user_data, o)).collect();
+    let ops: HashMap<u64, &Op> =
+        prog.batches.iter().flatten().flat_map(|c| c.ops.iter()).map(|o| (o.sqe.user_data, o)).collect();
     // Accepted connections.
-    let accepted = cqes.iter().filter(|c| c.1 >= 0 && ops.get(&c.0).is_some_and(|o| o.sqe.opcode == OP_ACCEPT)).map(|c| c.1);
+    let accepted =
+        cqes.iter().filter(|c| c.1 >= 0 && ops.get(&c.0).is_some_and(|o| o.sqe.opcode == OP_ACCEPT)).map(|c| c.1);
     let accepted: Vec<i32> = accepted.collect();
     let sockets = env.socks.iter().flatten().chain(env.clients.iter()).chain([&env.listener]).chain(accepted.iter());
     // A request that skips its CQE on success says nothing when it is done,
     // and may still run: this run's fds stay open (their numbers taken)
     // until the next run ends.
-    let now: Vec<i32> = env.fds.iter().chain(env.pipes.iter().flatten()).chain(sockets).chain([&env.epfd]).copied().collect();
+    let now: Vec<i32> =
+        env.fds.iter().chain(env.pipes.iter().flatten()).chain(sockets).chain([&env.epfd]).copied().collect();
     let old = std::mem::replace(&mut *LAST_FDS.lock().unwrap_or_else(|e| e.into_inner()), now);
     for fd in old {
         // SAFETY: fds the previous run opened, no longer used by it.
@@ -1661,7 +1694,8 @@ fn check_order(prog: &Program, r: &RunResult, engine: &str) -> Result<(), String
             let head = &chain.ops[0];
             // Only a drained request that ran: one refused at submission
             // completes at once.
-            let drained = head.sqe.flags & F_DRAIN != 0 && pos.get(&head.sqe.user_data).is_some_and(|&i| r.cqes[i].1 >= 0);
+            let drained =
+                head.sqe.flags & F_DRAIN != 0 && pos.get(&head.sqe.user_data).is_some_and(|&i| r.cqes[i].1 >= 0);
             if drained {
                 if let Some(&h) = pos.get(&head.sqe.user_data) {
                     for ud in &before {
@@ -1680,7 +1714,10 @@ fn check_order(prog: &Program, r: &RunResult, engine: &str) -> Result<(), String
                 }
                 if let Some(&p) = pos.get(&op.sqe.user_data) {
                     if last.is_some_and(|l| p < l) {
-                        return Err(format!("{engine}: chain member {} completed before the one ahead of it", op.sqe.user_data));
+                        return Err(format!(
+                            "{engine}: chain member {} completed before the one ahead of it",
+                            op.sqe.user_data
+                        ));
                     }
                     last = Some(p);
                 }
@@ -1694,7 +1731,8 @@ fn check_order(prog: &Program, r: &RunResult, engine: &str) -> Result<(), String
 fn compare(prog: &Program, k: &RunResult, u: &RunResult) -> Result<(), String> {
     check_order(prog, k, "kernel")?;
     check_order(prog, u, "engine")?;
-    let ops: HashMap<u64, &Op> = prog.batches.iter().flatten().flat_map(|c| c.ops.iter()).map(|o| (o.sqe.user_data, o)).collect();
+    let ops: HashMap<u64, &Op> =
+        prog.batches.iter().flatten().flat_map(|c| c.ops.iter()).map(|o| (o.sqe.user_data, o)).collect();
     let map = |r: &RunResult| {
         let mut m: BTreeMap<u64, Vec<(i32, u32)>> = BTreeMap::new();
         for &(ud, res, flags) in &r.cqes {
@@ -1715,7 +1753,11 @@ fn compare(prog: &Program, k: &RunResult, u: &RunResult) -> Result<(), String> {
         let res = kv.map_or(-1, |v| v[0].0);
         if let (Data::Out(b), true) = (&op.data, res >= 0) {
             let (kb, ub) = (&k.outs[*b], &u.outs[*b]);
-            let same = if op.sqe.opcode == OP_STATX { statx_digest(kb) == statx_digest(ub) } else { kb[..res as usize] == ub[..res as usize] };
+            let same = if op.sqe.opcode == OP_STATX {
+                statx_digest(kb) == statx_digest(ub)
+            } else {
+                kb[..res as usize] == ub[..res as usize]
+            };
             if !same {
                 return Err(format!("user_data {ud}: data differs ({:?})", op.sqe));
             }
@@ -1753,7 +1795,12 @@ static LAST_FDS: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
 /// `default_n`, at most `max_n`), printing each one `check` fails after
 /// `prefix`. Gives back how many, the first and the failing seeds, and
 /// LIBURING_RS_ENGINE as it was (the runs set it).
-fn over_seeds(prefix: &str, default_n: u64, max_n: u64, mut check: impl FnMut(u64) -> Result<(), String>) -> (u64, u64, Vec<u64>) {
+fn over_seeds(
+    prefix: &str,
+    default_n: u64,
+    max_n: u64,
+    mut check: impl FnMut(u64) -> Result<(), String>,
+) -> (u64, u64, Vec<u64>) {
     let n: u64 = std::env::var("FUZZ_N").ok().and_then(|v| v.parse().ok()).map_or(default_n, |v: u64| v.min(max_n));
     let first: u64 = std::env::var("FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
     let saved = std::env::var("LIBURING_RS_ENGINE").ok();
@@ -1824,7 +1871,10 @@ fn engine_matches_kernel() {
         }
     });
     eprintln!("engine_differential: {n} programs ({sqes} SQEs) from seed {first}, {} differ", failures.len());
-    assert!(failures.is_empty(), "seeds where the engine differs from the kernel: {failures:?} (rerun one with FUZZ_SEED=s FUZZ_N=1)");
+    assert!(
+        failures.is_empty(),
+        "seeds where the engine differs from the kernel: {failures:?} (rerun one with FUZZ_SEED=s FUZZ_N=1)"
+    );
 }
 
 // ------------------------------------------- multishot with provided buffers
@@ -1876,7 +1926,16 @@ fn kb_generate(seed: u64) -> KbProgram {
     if r.chance(50) {
         steps.push(0);
     }
-    KbProgram { pipe, entries: r.pick(&[2, 4, 8, 16]), buf_len: r.pick(&[8, 32, 100, 512]), inc, ioprio, cap, setup_flags, steps }
+    KbProgram {
+        pipe,
+        entries: r.pick(&[2, 4, 8, 16]),
+        buf_len: r.pick(&[8, 32, 100, 512]),
+        inc,
+        ioprio,
+        cap,
+        setup_flags,
+        steps,
+    }
 }
 
 /// What a run saw: per CQE (res, flags, the bytes it names).

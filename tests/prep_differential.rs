@@ -231,9 +231,8 @@ struct Lib {
 
 impl Lib {
     fn open() -> Lib {
-        let path = std::env::var("LIBURING_FFI_SO").unwrap_or_else(|_| {
-            format!("{}/build/lib/liburing-ffi.so.2", env!("CARGO_MANIFEST_DIR"))
-        });
+        let path = std::env::var("LIBURING_FFI_SO")
+            .unwrap_or_else(|_| format!("{}/build/lib/liburing-ffi.so.2", env!("CARGO_MANIFEST_DIR")));
         if !std::path::Path::new(&path).exists() {
             panic!("{path} does not exist: run `make lib` first");
         }
@@ -362,10 +361,7 @@ fn run<F: Copy>(
             Ok(got) => {
                 bad += 1;
                 if bad <= 2 {
-                    rep.failures.push(format!(
-                        "{name}({args}): SQE differs:{}",
-                        diff_text(&got, &want)
-                    ));
+                    rep.failures.push(format!("{name}({args}): SQE differs:{}", diff_text(&got, &want)));
                 }
             }
             Err(e) => {
@@ -450,12 +446,10 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
             rep.failures.push("io_uring_sqe_set_data: symbol missing".into());
             miss_data
         }),
-        set_buf_group: lib.sym::<SetBufGroup>("io_uring_sqe_set_buf_group").unwrap_or_else(
-            || {
-                rep.failures.push("io_uring_sqe_set_buf_group: symbol missing".into());
-                miss_bg
-            },
-        ),
+        set_buf_group: lib.sym::<SetBufGroup>("io_uring_sqe_set_buf_group").unwrap_or_else(|| {
+            rep.failures.push("io_uring_sqe_set_buf_group: symbol missing".into());
+            miss_bg
+        }),
     };
     let acc = &acc;
     const D: &str = "differential";
@@ -483,7 +477,9 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
                 let (buf, len, off) = (r.ptr(), r.v32(), r.v64());
                 let got = c_sqe(|s| unsafe {
                     f(s, fd, buf, len, off);
-                    if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+                    if fixed {
+                        acc.or_flags(s, IOSQE_FIXED_FILE)
+                    }
                     apply_c(acc, s, d);
                 });
                 let e = tgt!(fixed, fd, |t| opcode::$op::new(t, buf as $cast, len).offset(off).build());
@@ -497,11 +493,17 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
                 let (buf, len, off, fl) = (r.ptr(), r.v32(), r.v64(), r.i32());
                 let got = c_sqe(|s| unsafe {
                     f(s, fd, buf, len, off, fl);
-                    if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+                    if fixed {
+                        acc.or_flags(s, IOSQE_FIXED_FILE)
+                    }
                     apply_c(acc, s, d);
                 });
                 let e = tgt!(fixed, fd, |t| opcode::$op::new(t, buf as $cast, len).offset(off).rw_flags(fl).build());
-                (format!("fd={fd} fixed={fixed} iov={buf:#x} nr={len} off={off} flags={fl:#x} {d:?}"), got, ent(apply_e(e, d)))
+                (
+                    format!("fd={fd} fixed={fixed} iov={buf:#x} nr={len} off={off} flags={fl:#x} {d:?}"),
+                    got,
+                    ent(apply_e(e, d)),
+                )
             });
         };
     }
@@ -520,12 +522,18 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
                 let (buf, len, off, bi) = (r.ptr(), r.v32(), r.v64(), r.i32());
                 let got = c_sqe(|s| unsafe {
                     f(s, fd, buf, len, off, bi);
-                    if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+                    if fixed {
+                        acc.or_flags(s, IOSQE_FIXED_FILE)
+                    }
                     apply_c(acc, s, d);
                 });
                 // liburing stores the int buf_index as __u16.
                 let e = tgt!(fixed, fd, |t| opcode::$op::new(t, buf as $cast, len, bi as u16).offset(off).build());
-                (format!("fd={fd} fixed={fixed} buf={buf:#x} len={len} off={off} bi={bi} {d:?}"), got, ent(apply_e(e, d)))
+                (
+                    format!("fd={fd} fixed={fixed} buf={buf:#x} len={len} off={off} bi={bi} {d:?}"),
+                    got,
+                    ent(apply_e(e, d)),
+                )
             });
         };
     }
@@ -540,12 +548,20 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
                 let (iov, nr, off, fl, bi) = (r.ptr(), r.v32(), r.v64(), r.i32(), r.i32());
                 let got = c_sqe(|s| unsafe {
                     f(s, fd, iov, nr, off, fl, bi);
-                    if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+                    if fixed {
+                        acc.or_flags(s, IOSQE_FIXED_FILE)
+                    }
                     apply_c(acc, s, d);
                 });
                 let e = tgt!(fixed, fd, |t| opcode::$op::new(t, iov as *const libc::iovec, nr, bi as u16)
-                    .offset(off).rw_flags(fl).build());
-                (format!("fd={fd} fixed={fixed} iov={iov:#x} nr={nr} off={off} fl={fl:#x} bi={bi} {d:?}"), got, ent(apply_e(e, d)))
+                    .offset(off)
+                    .rw_flags(fl)
+                    .build());
+                (
+                    format!("fd={fd} fixed={fixed} iov={iov:#x} nr={nr} off={off} fl={fl:#x} bi={bi} {d:?}"),
+                    got,
+                    ent(apply_e(e, d)),
+                )
             });
         };
     }
@@ -562,20 +578,38 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
                 let bg = r.u16();
                 let got = c_sqe(|s| unsafe {
                     f(s, fd, $msg, $fl);
-                    if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+                    if fixed {
+                        acc.or_flags(s, IOSQE_FIXED_FILE)
+                    }
                     let extra: fn(&Acc, P, u16) = $extra;
                     extra(acc, s, bg);
                     apply_c(acc, s, d);
                 });
                 let $r = bg;
                 let e = tgt!(fixed, fd, |$t| $build);
-                (format!("fd={fd} fixed={fixed} msg={:#x} flags={:#x} bg={bg} {d:?}", $msg, $fl), got, ent(apply_e(e, d)))
+                (
+                    format!("fd={fd} fixed={fixed} msg={:#x} flags={:#x} bg={bg} {d:?}", $msg, $fl),
+                    got,
+                    ent(apply_e(e, d)),
+                )
             });
         };
     }
-    msg_case!("io_uring_prep_sendmsg", |t, m, fl, _bg| opcode::SendMsg::new(t, m as *const libc::msghdr).flags(fl).build(), |_, _, _| {});
-    msg_case!("io_uring_prep_recvmsg", |t, m, fl, _bg| opcode::RecvMsg::new(t, m as *mut libc::msghdr).flags(fl).build(), |_, _, _| {});
-    msg_case!("io_uring_prep_sendmsg_zc", |t, m, fl, _bg| opcode::SendMsgZc::new(t, m as *const libc::msghdr).flags(fl).build(), |_, _, _| {});
+    msg_case!(
+        "io_uring_prep_sendmsg",
+        |t, m, fl, _bg| opcode::SendMsg::new(t, m as *const libc::msghdr).flags(fl).build(),
+        |_, _, _| {}
+    );
+    msg_case!(
+        "io_uring_prep_recvmsg",
+        |t, m, fl, _bg| opcode::RecvMsg::new(t, m as *mut libc::msghdr).flags(fl).build(),
+        |_, _, _| {}
+    );
+    msg_case!(
+        "io_uring_prep_sendmsg_zc",
+        |t, m, fl, _bg| opcode::SendMsgZc::new(t, m as *const libc::msghdr).flags(fl).build(),
+        |_, _, _| {}
+    );
     // The crate's RecvMsgMulti also selects a provided-buffer group; liburing
     // leaves that to io_uring_sqe_set_flags(IOSQE_BUFFER_SELECT) and
     // io_uring_sqe_set_buf_group(), which multishot recvmsg requires.
@@ -594,10 +628,15 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         let (m, fl, bi) = (r.ptr(), r.v32(), r.v32());
         let got = c_sqe(|s| unsafe {
             f(s, fd, m, fl, bi);
-            if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+            if fixed {
+                acc.or_flags(s, IOSQE_FIXED_FILE)
+            }
             apply_c(acc, s, d);
         });
-        let e = tgt!(fixed, fd, |t| opcode::SendMsgZc::new(t, m as *const libc::msghdr).flags(fl).buf_index(Some(bi as u16)).build());
+        let e = tgt!(fixed, fd, |t| opcode::SendMsgZc::new(t, m as *const libc::msghdr)
+            .flags(fl)
+            .buf_index(Some(bi as u16))
+            .build());
         (format!("fd={fd} fixed={fixed} msg={m:#x} fl={fl:#x} bi={bi} {d:?}"), got, ent(apply_e(e, d)))
     });
 
@@ -609,7 +648,9 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
             let mask = r.v32();
             let got = c_sqe(|s| unsafe {
                 f(s, fd, mask);
-                if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+                if fixed {
+                    acc.or_flags(s, IOSQE_FIXED_FILE)
+                }
                 apply_c(acc, s, d);
             });
             let e = tgt!(fixed, fd, |t| opcode::PollAdd::new(t, mask).multi(multi).build());
@@ -618,7 +659,10 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
     }
     run(&mut rep, &lib, D, "io_uring_prep_poll_remove", |r, f: unsafe extern "C" fn(P, u64)| {
         let (u, d) = (r.v64(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, u); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, u);
+            apply_c(acc, s, d)
+        });
         (format!("ud={u:#x} {d:?}"), got, ent(apply_e(opcode::PollRemove::new(u).build(), d)))
     });
 
@@ -628,7 +672,9 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         let fl = r.v32();
         let got = c_sqe(|s| unsafe {
             f(s, fd, fl);
-            if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+            if fixed {
+                acc.or_flags(s, IOSQE_FIXED_FILE)
+            }
             apply_c(acc, s, d);
         });
         let e = tgt!(fixed, fd, |t| opcode::Fsync::new(t).flags(types::FsyncFlags::from_bits_retain(fl)).build());
@@ -641,7 +687,9 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         let (len, off, fl) = (r.v32(), r.v64(), r.i32());
         let got = c_sqe(|s| unsafe {
             f(s, fd, len, off, fl);
-            if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+            if fixed {
+                acc.or_flags(s, IOSQE_FIXED_FILE)
+            }
             apply_c(acc, s, d);
         });
         let e = tgt!(fixed, fd, |t| opcode::SyncFileRange::new(t, len).offset(off).flags(fl as u32).build());
@@ -651,7 +699,10 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
     // timeouts
     run(&mut rep, &lib, D, "io_uring_prep_timeout", |r, f: unsafe extern "C" fn(P, Ptr, u32, u32)| {
         let (ts, count, fl, d) = (r.ptr(), r.v32(), r.v32(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, ts, count, fl); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, ts, count, fl);
+            apply_c(acc, s, d)
+        });
         let e = opcode::Timeout::new(ts as *const types::Timespec)
             .count(count)
             .flags(types::TimeoutFlags::from_bits_retain(fl))
@@ -661,12 +712,18 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
     // The crate's TimeoutRemove takes no flags; flags are checked in part 2.
     run(&mut rep, &lib, D, "io_uring_prep_timeout_remove", |r, f: unsafe extern "C" fn(P, u64, u32)| {
         let (u, d) = (r.v64(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, u, 0); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, u, 0);
+            apply_c(acc, s, d)
+        });
         (format!("ud={u:#x} flags=0 {d:?}"), got, ent(apply_e(opcode::TimeoutRemove::new(u).build(), d)))
     });
     run(&mut rep, &lib, D, "io_uring_prep_timeout_update", |r, f: unsafe extern "C" fn(P, Ptr, u64, u32)| {
         let (ts, u, fl, d) = (r.ptr(), r.v64(), r.v32(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, ts, u, fl); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, ts, u, fl);
+            apply_c(acc, s, d)
+        });
         let e = opcode::TimeoutUpdate::new(u, ts as *const types::Timespec)
             .flags(types::TimeoutFlags::from_bits_retain(fl))
             .build();
@@ -674,7 +731,10 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
     });
     run(&mut rep, &lib, D, "io_uring_prep_link_timeout", |r, f: unsafe extern "C" fn(P, Ptr, u32)| {
         let (ts, fl, d) = (r.ptr(), r.v32(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, ts, fl); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, ts, fl);
+            apply_c(acc, s, d)
+        });
         let e = opcode::LinkTimeout::new(ts as *const types::Timespec)
             .flags(types::TimeoutFlags::from_bits_retain(fl))
             .build();
@@ -688,10 +748,14 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         let (a, al, fl) = (r.ptr(), r.ptr(), r.i32());
         let got = c_sqe(|s| unsafe {
             f(s, fd, a, al, fl);
-            if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+            if fixed {
+                acc.or_flags(s, IOSQE_FIXED_FILE)
+            }
             apply_c(acc, s, d);
         });
-        let e = tgt!(fixed, fd, |t| opcode::Accept::new(t, a as *mut libc::sockaddr, al as *mut libc::socklen_t).flags(fl).build());
+        let e = tgt!(fixed, fd, |t| opcode::Accept::new(t, a as *mut libc::sockaddr, al as *mut libc::socklen_t)
+            .flags(fl)
+            .build());
         (format!("fd={fd} addr={a:#x} len={al:#x} fl={fl:#x} {d:?}"), got, ent(apply_e(e, d)))
     });
     run(&mut rep, &lib, D, "io_uring_prep_accept_direct", |r, f: unsafe extern "C" fn(P, i32, Ptr, Ptr, i32, u32)| {
@@ -700,26 +764,29 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         let (a, al, fl, slot) = (r.ptr(), r.ptr(), r.i32(), r.slot());
         let got = c_sqe(|s| unsafe {
             f(s, fd, a, al, fl, slot);
-            if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+            if fixed {
+                acc.or_flags(s, IOSQE_FIXED_FILE)
+            }
             apply_c(acc, s, d);
         });
         let e = tgt!(fixed, fd, |t| opcode::Accept::new(t, a as *mut libc::sockaddr, al as *mut libc::socklen_t)
-            .flags(fl).file_index(Some(dest(slot))).build());
+            .flags(fl)
+            .file_index(Some(dest(slot)))
+            .build());
         (format!("fd={fd} addr={a:#x} len={al:#x} fl={fl:#x} slot={slot} {d:?}"), got, ent(apply_e(e, d)))
     });
     // The crate's AcceptMulti cannot pass an address buffer: compared with
     // addr = addrlen = NULL, which is how multishot accept is normally used.
-    for (name, direct) in [
-        ("io_uring_prep_multishot_accept", false),
-        ("io_uring_prep_multishot_accept_direct", true),
-    ] {
+    for (name, direct) in [("io_uring_prep_multishot_accept", false), ("io_uring_prep_multishot_accept_direct", true)] {
         run(&mut rep, &lib, D, name, |r, f: unsafe extern "C" fn(P, i32, Ptr, Ptr, i32)| {
             let (fixed, d) = (r.bool(), decor(r));
             let fd = if fixed { r.fd_nonneg() } else { r.fd() };
             let fl = r.i32();
             let got = c_sqe(|s| unsafe {
                 f(s, fd, 0, 0, fl);
-                if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+                if fixed {
+                    acc.or_flags(s, IOSQE_FIXED_FILE)
+                }
                 apply_c(acc, s, d);
             });
             let e = tgt!(fixed, fd, |t| opcode::AcceptMulti::new(t).flags(fl).allocate_file_index(direct).build());
@@ -732,13 +799,33 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         run(&mut rep, &lib, D, name, |r, f: unsafe extern "C" fn(P, u64, i32)| {
             let d = decor(r);
             let (u, fl, e) = match r.below(5) {
-                0 => { let u = r.v64(); (u, 0, opcode::AsyncCancel::new(u).build()) }
-                1 => { let u = r.v64(); (u, 0, opcode::AsyncCancel2::new(types::CancelBuilder::user_data(u)).build()) }
-                2 => { let u = r.v64(); (u, IORING_ASYNC_CANCEL_ALL, opcode::AsyncCancel2::new(types::CancelBuilder::user_data(u).all()).build()) }
+                0 => {
+                    let u = r.v64();
+                    (u, 0, opcode::AsyncCancel::new(u).build())
+                }
+                1 => {
+                    let u = r.v64();
+                    (u, 0, opcode::AsyncCancel2::new(types::CancelBuilder::user_data(u)).build())
+                }
+                2 => {
+                    let u = r.v64();
+                    (
+                        u,
+                        IORING_ASYNC_CANCEL_ALL,
+                        opcode::AsyncCancel2::new(types::CancelBuilder::user_data(u).all()).build(),
+                    )
+                }
                 3 => (0, IORING_ASYNC_CANCEL_ANY, opcode::AsyncCancel2::new(types::CancelBuilder::any()).build()),
-                _ => (0, IORING_ASYNC_CANCEL_ANY | IORING_ASYNC_CANCEL_ALL, opcode::AsyncCancel2::new(types::CancelBuilder::any().all()).build()),
+                _ => (
+                    0,
+                    IORING_ASYNC_CANCEL_ANY | IORING_ASYNC_CANCEL_ALL,
+                    opcode::AsyncCancel2::new(types::CancelBuilder::any().all()).build(),
+                ),
             };
-            let got = c_sqe(|s| unsafe { f(s, u, fl as i32); apply_c(acc, s, d) });
+            let got = c_sqe(|s| unsafe {
+                f(s, u, fl as i32);
+                apply_c(acc, s, d)
+            });
             (format!("ud={u:#x} flags={fl:#x} {d:?}"), got, ent(apply_e(e, d)))
         });
     }
@@ -746,7 +833,10 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         let (fixed, all, d) = (r.bool(), r.bool(), decor(r));
         let fd = if fixed { r.fd_nonneg() } else { r.fd() };
         let fl = if fixed { IORING_ASYNC_CANCEL_FD_FIXED } else { 0 } | if all { IORING_ASYNC_CANCEL_ALL } else { 0 };
-        let got = c_sqe(|s| unsafe { f(s, fd, fl); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, fd, fl);
+            apply_c(acc, s, d)
+        });
         let b = tgt!(fixed, fd, |t| types::CancelBuilder::fd(t));
         let b = if all { b.all() } else { b };
         (format!("fd={fd} flags={fl:#x} {d:?}"), got, ent(apply_e(opcode::AsyncCancel2::new(b).build(), d)))
@@ -760,7 +850,9 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
             let (a, al) = (r.ptr(), r.v32());
             let got = c_sqe(|s| unsafe {
                 f(s, fd, a, al);
-                if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+                if fixed {
+                    acc.or_flags(s, IOSQE_FIXED_FILE)
+                }
                 apply_c(acc, s, d);
             });
             let e = tgt!(fixed, fd, |t| if which == 0 {
@@ -777,7 +869,9 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         let bl = r.i32();
         let got = c_sqe(|s| unsafe {
             f(s, fd, bl);
-            if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+            if fixed {
+                acc.or_flags(s, IOSQE_FIXED_FILE)
+            }
             apply_c(acc, s, d);
         });
         let e = tgt!(fixed, fd, |t| opcode::Listen::new(t, bl).build());
@@ -789,7 +883,9 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         let how = r.i32();
         let got = c_sqe(|s| unsafe {
             f(s, fd, how);
-            if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+            if fixed {
+                acc.or_flags(s, IOSQE_FIXED_FILE)
+            }
             apply_c(acc, s, d);
         });
         let e = tgt!(fixed, fd, |t| opcode::Shutdown::new(t, how).build());
@@ -798,7 +894,10 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
     for (name, direct) in [("io_uring_prep_socket", 0), ("io_uring_prep_socket_direct_alloc", 2)] {
         run(&mut rep, &lib, D, name, |r, f: unsafe extern "C" fn(P, i32, i32, i32, u32)| {
             let (dom, ty, proto, fl, d) = (r.i32(), r.i32(), r.i32(), r.v32(), decor(r));
-            let got = c_sqe(|s| unsafe { f(s, dom, ty, proto, fl); apply_c(acc, s, d) });
+            let got = c_sqe(|s| unsafe {
+                f(s, dom, ty, proto, fl);
+                apply_c(acc, s, d)
+            });
             let mut b = opcode::Socket::new(dom, ty, proto).flags(fl as i32);
             if direct == 2 {
                 b = b.file_index(Some(types::DestinationSlot::auto_target()));
@@ -808,7 +907,10 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
     }
     run(&mut rep, &lib, D, "io_uring_prep_socket_direct", |r, f: unsafe extern "C" fn(P, i32, i32, i32, u32, u32)| {
         let (dom, ty, proto, slot, fl, d) = (r.i32(), r.i32(), r.i32(), r.slot(), r.v32(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, dom, ty, proto, slot, fl); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, dom, ty, proto, slot, fl);
+            apply_c(acc, s, d)
+        });
         let e = opcode::Socket::new(dom, ty, proto).flags(fl as i32).file_index(Some(dest(slot))).build();
         (format!("{dom} {ty} {proto} slot={slot} fl={fl:#x} {d:?}"), got, ent(apply_e(e, d)))
     });
@@ -820,7 +922,9 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         let (b, len, fl) = (r.ptr(), r.v64(), r.i32());
         let got = c_sqe(|s| unsafe {
             f(s, fd, b, len, fl);
-            if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+            if fixed {
+                acc.or_flags(s, IOSQE_FIXED_FILE)
+            }
             apply_c(acc, s, d);
         });
         let e = tgt!(fixed, fd, |t| opcode::Send::new(t, b as *const u8, len as u32).flags(fl).build());
@@ -832,11 +936,16 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         let (b, len, fl, a, al) = (r.ptr(), r.v64(), r.i32(), r.ptr(), r.v32());
         let got = c_sqe(|s| unsafe {
             f(s, fd, b, len, fl, a, al);
-            if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+            if fixed {
+                acc.or_flags(s, IOSQE_FIXED_FILE)
+            }
             apply_c(acc, s, d);
         });
         let e = tgt!(fixed, fd, |t| opcode::Send::new(t, b as *const u8, len as u32)
-            .flags(fl).dest_addr(a as *const libc::sockaddr).dest_addr_len(al).build());
+            .flags(fl)
+            .dest_addr(a as *const libc::sockaddr)
+            .dest_addr_len(al)
+            .build());
         (format!("fd={fd} buf={b:#x} len={len} fl={fl:#x} addr={a:#x} alen={al} {d:?}"), got, ent(apply_e(e, d)))
     });
     // send_bundle / recv_multishot: the crate selects the buffer group in the
@@ -849,7 +958,9 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         let (len, fl, bg) = (r.v64(), r.i32(), r.u16());
         let got = c_sqe(|s| unsafe {
             f(s, fd, len, fl);
-            if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+            if fixed {
+                acc.or_flags(s, IOSQE_FIXED_FILE)
+            }
             acc.or_flags(s, IOSQE_BUFFER_SELECT);
             (acc.set_buf_group)(s, bg as i32);
             apply_c(acc, s, d);
@@ -863,7 +974,9 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         let (len, fl, bg) = (r.v64(), r.i32(), r.u16());
         let got = c_sqe(|s| unsafe {
             f(s, fd, 0, len, fl);
-            if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+            if fixed {
+                acc.or_flags(s, IOSQE_FIXED_FILE)
+            }
             acc.or_flags(s, IOSQE_BUFFER_SELECT);
             (acc.set_buf_group)(s, bg as i32);
             apply_c(acc, s, d);
@@ -877,7 +990,9 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         let (b, len, fl) = (r.ptr(), r.v64(), r.i32());
         let got = c_sqe(|s| unsafe {
             f(s, fd, b, len, fl);
-            if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+            if fixed {
+                acc.or_flags(s, IOSQE_FIXED_FILE)
+            }
             apply_c(acc, s, d);
         });
         let e = tgt!(fixed, fd, |t| opcode::Recv::new(t, b as *mut u8, len as u32).flags(fl).build());
@@ -889,26 +1004,42 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         let (b, len, fl, zc) = (r.ptr(), r.v64(), r.i32(), r.v32());
         let got = c_sqe(|s| unsafe {
             f(s, fd, b, len, fl, zc);
-            if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+            if fixed {
+                acc.or_flags(s, IOSQE_FIXED_FILE)
+            }
             apply_c(acc, s, d);
         });
         // zc_flags go into the 16-bit ioprio field.
-        let e = tgt!(fixed, fd, |t| opcode::SendZc::new(t, b as *const u8, len as u32).flags(fl).zc_flags(zc as u16).build());
+        let e = tgt!(fixed, fd, |t| opcode::SendZc::new(t, b as *const u8, len as u32)
+            .flags(fl)
+            .zc_flags(zc as u16)
+            .build());
         (format!("fd={fd} buf={b:#x} len={len} fl={fl:#x} zc={zc:#x} {d:?}"), got, ent(apply_e(e, d)))
     });
-    run(&mut rep, &lib, D, "io_uring_prep_send_zc_fixed", |r, f: unsafe extern "C" fn(P, i32, Ptr, u64, i32, u32, u32)| {
-        let (fixed, d) = (r.bool(), decor(r));
-        let fd = if fixed { r.fd_nonneg() } else { r.fd() };
-        let (b, len, fl, zc, bi) = (r.ptr(), r.v64(), r.i32(), r.v32(), r.v32());
-        let got = c_sqe(|s| unsafe {
-            f(s, fd, b, len, fl, zc, bi);
-            if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
-            apply_c(acc, s, d);
-        });
-        let e = tgt!(fixed, fd, |t| opcode::SendZc::new(t, b as *const u8, len as u32)
-            .flags(fl).zc_flags(zc as u16).buf_index(Some(bi as u16)).build());
-        (format!("fd={fd} buf={b:#x} len={len} fl={fl:#x} zc={zc:#x} bi={bi} {d:?}"), got, ent(apply_e(e, d)))
-    });
+    run(
+        &mut rep,
+        &lib,
+        D,
+        "io_uring_prep_send_zc_fixed",
+        |r, f: unsafe extern "C" fn(P, i32, Ptr, u64, i32, u32, u32)| {
+            let (fixed, d) = (r.bool(), decor(r));
+            let fd = if fixed { r.fd_nonneg() } else { r.fd() };
+            let (b, len, fl, zc, bi) = (r.ptr(), r.v64(), r.i32(), r.v32(), r.v32());
+            let got = c_sqe(|s| unsafe {
+                f(s, fd, b, len, fl, zc, bi);
+                if fixed {
+                    acc.or_flags(s, IOSQE_FIXED_FILE)
+                }
+                apply_c(acc, s, d);
+            });
+            let e = tgt!(fixed, fd, |t| opcode::SendZc::new(t, b as *const u8, len as u32)
+                .flags(fl)
+                .zc_flags(zc as u16)
+                .buf_index(Some(bi as u16))
+                .build());
+            (format!("fd={fd} buf={b:#x} len={len} fl={fl:#x} zc={zc:#x} bi={bi} {d:?}"), got, ent(apply_e(e, d)))
+        },
+    );
 
     run(&mut rep, &lib, D, "io_uring_prep_epoll_wait", |r, f: unsafe extern "C" fn(P, i32, Ptr, i32, u32)| {
         let (fixed, d) = (r.bool(), decor(r));
@@ -916,10 +1047,13 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         let (ev, max, fl) = (r.ptr(), r.i32(), r.v32());
         let got = c_sqe(|s| unsafe {
             f(s, fd, ev, max, fl);
-            if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+            if fixed {
+                acc.or_flags(s, IOSQE_FIXED_FILE)
+            }
             apply_c(acc, s, d);
         });
-        let e = tgt!(fixed, fd, |t| opcode::EpollWait::new(t, ev as *mut types::epoll_event, max as u32).flags(fl).build());
+        let e =
+            tgt!(fixed, fd, |t| opcode::EpollWait::new(t, ev as *mut types::epoll_event, max as u32).flags(fl).build());
         (format!("fd={fd} ev={ev:#x} max={max} fl={fl:#x} {d:?}"), got, ent(apply_e(e, d)))
     });
     // epoll_ctl: liburing stores the target fd as (__u32) fd in the 64-bit
@@ -932,16 +1066,22 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         let (fd, op, ev) = (r.fd_nonneg(), r.i32(), r.ptr());
         let got = c_sqe(|s| unsafe {
             f(s, epfd, fd, op, ev);
-            if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+            if fixed {
+                acc.or_flags(s, IOSQE_FIXED_FILE)
+            }
             apply_c(acc, s, d);
         });
-        let e = tgt!(fixed, epfd, |t| opcode::EpollCtl::new(t, types::Fd(fd), op, ev as *const types::epoll_event).build());
+        let e =
+            tgt!(fixed, epfd, |t| opcode::EpollCtl::new(t, types::Fd(fd), op, ev as *const types::epoll_event).build());
         (format!("epfd={epfd} fd={fd} op={op} ev={ev:#x} {d:?}"), got, ent(apply_e(e, d)))
     });
 
     run(&mut rep, &lib, D, "io_uring_prep_files_update", |r, f: unsafe extern "C" fn(P, Ptr, u32, i32)| {
         let (fds, nr, off, d) = (r.ptr(), r.v32(), r.i32(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, fds, nr, off); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, fds, nr, off);
+            apply_c(acc, s, d)
+        });
         let e = opcode::FilesUpdate::new(fds as *const i32, nr).offset(off).build();
         (format!("fds={fds:#x} nr={nr} off={off} {d:?}"), got, ent(apply_e(e, d)))
     });
@@ -951,7 +1091,9 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         let (mode, off, len) = (r.i32(), r.v64(), r.v64());
         let got = c_sqe(|s| unsafe {
             f(s, fd, mode, off, len);
-            if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+            if fixed {
+                acc.or_flags(s, IOSQE_FIXED_FILE)
+            }
             apply_c(acc, s, d);
         });
         let e = tgt!(fixed, fd, |t| opcode::Fallocate::new(t, len).offset(off).mode(mode).build());
@@ -963,7 +1105,9 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         let len = r.v64() as i64;
         let got = c_sqe(|s| unsafe {
             f(s, fd, len);
-            if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+            if fixed {
+                acc.or_flags(s, IOSQE_FIXED_FILE)
+            }
             apply_c(acc, s, d);
         });
         let e = tgt!(fixed, fd, |t| opcode::Ftruncate::new(t, len as u64).build());
@@ -975,7 +1119,9 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         let (off, len, adv) = (r.v64(), r.v32(), r.i32());
         let got = c_sqe(|s| unsafe {
             f(s, fd, off, len, adv);
-            if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+            if fixed {
+                acc.or_flags(s, IOSQE_FIXED_FILE)
+            }
             apply_c(acc, s, d);
         });
         let e = tgt!(fixed, fd, |t| opcode::Fadvise::new(t, len as libc::off_t, adv).offset(off).build());
@@ -983,7 +1129,10 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
     });
     run(&mut rep, &lib, D, "io_uring_prep_madvise", |r, f: unsafe extern "C" fn(P, Ptr, u32, i32)| {
         let (a, len, adv, d) = (r.ptr(), r.v32(), r.i32(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, a, len, adv); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, a, len, adv);
+            apply_c(acc, s, d)
+        });
         let e = opcode::Madvise::new(a as *const c_void, len as libc::off_t, adv).build();
         (format!("addr={a:#x} len={len} adv={adv} {d:?}"), got, ent(apply_e(e, d)))
     });
@@ -991,58 +1140,94 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
     // open/close
     run(&mut rep, &lib, D, "io_uring_prep_openat", |r, f: unsafe extern "C" fn(P, i32, Cstr, i32, u32)| {
         let (dfd, p, fl, mode, d) = (r.fd(), r.ptr(), r.i32(), r.v32(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, dfd, p, fl, mode); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, dfd, p, fl, mode);
+            apply_c(acc, s, d)
+        });
         let e = opcode::OpenAt::new(types::Fd(dfd), p as *const libc::c_char).flags(fl).mode(mode).build();
         (format!("dfd={dfd} path={p:#x} fl={fl:#x} mode={mode:o} {d:?}"), got, ent(apply_e(e, d)))
     });
     run(&mut rep, &lib, D, "io_uring_prep_openat_direct", |r, f: unsafe extern "C" fn(P, i32, Cstr, i32, u32, u32)| {
         let (dfd, p, fl, mode, slot, d) = (r.fd(), r.ptr(), r.i32(), r.v32(), r.slot(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, dfd, p, fl, mode, slot); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, dfd, p, fl, mode, slot);
+            apply_c(acc, s, d)
+        });
         let e = opcode::OpenAt::new(types::Fd(dfd), p as *const libc::c_char)
-            .flags(fl).mode(mode).file_index(Some(dest(slot))).build();
+            .flags(fl)
+            .mode(mode)
+            .file_index(Some(dest(slot)))
+            .build();
         (format!("dfd={dfd} path={p:#x} fl={fl:#x} mode={mode:o} slot={slot} {d:?}"), got, ent(apply_e(e, d)))
     });
     run(&mut rep, &lib, D, "io_uring_prep_open", |r, f: unsafe extern "C" fn(P, Cstr, i32, u32)| {
         let (p, fl, mode, d) = (r.ptr(), r.i32(), r.v32(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, p, fl, mode); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, p, fl, mode);
+            apply_c(acc, s, d)
+        });
         let e = opcode::OpenAt::new(types::Fd(AT_FDCWD), p as *const libc::c_char).flags(fl).mode(mode).build();
         (format!("path={p:#x} fl={fl:#x} mode={mode:o} {d:?}"), got, ent(apply_e(e, d)))
     });
     run(&mut rep, &lib, D, "io_uring_prep_open_direct", |r, f: unsafe extern "C" fn(P, Cstr, i32, u32, u32)| {
         let (p, fl, mode, slot, d) = (r.ptr(), r.i32(), r.v32(), r.slot(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, p, fl, mode, slot); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, p, fl, mode, slot);
+            apply_c(acc, s, d)
+        });
         let e = opcode::OpenAt::new(types::Fd(AT_FDCWD), p as *const libc::c_char)
-            .flags(fl).mode(mode).file_index(Some(dest(slot))).build();
+            .flags(fl)
+            .mode(mode)
+            .file_index(Some(dest(slot)))
+            .build();
         (format!("path={p:#x} fl={fl:#x} mode={mode:o} slot={slot} {d:?}"), got, ent(apply_e(e, d)))
     });
     run(&mut rep, &lib, D, "io_uring_prep_openat2", |r, f: unsafe extern "C" fn(P, i32, Cstr, Ptr)| {
         let (dfd, p, how, d) = (r.fd(), r.ptr(), r.ptr(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, dfd, p, how); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, dfd, p, how);
+            apply_c(acc, s, d)
+        });
         let e = opcode::OpenAt2::new(types::Fd(dfd), p as *const libc::c_char, how as *const types::OpenHow).build();
         (format!("dfd={dfd} path={p:#x} how={how:#x} {d:?}"), got, ent(apply_e(e, d)))
     });
     run(&mut rep, &lib, D, "io_uring_prep_openat2_direct", |r, f: unsafe extern "C" fn(P, i32, Cstr, Ptr, u32)| {
         let (dfd, p, how, slot, d) = (r.fd(), r.ptr(), r.ptr(), r.slot(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, dfd, p, how, slot); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, dfd, p, how, slot);
+            apply_c(acc, s, d)
+        });
         let e = opcode::OpenAt2::new(types::Fd(dfd), p as *const libc::c_char, how as *const types::OpenHow)
-            .file_index(Some(dest(slot))).build();
+            .file_index(Some(dest(slot)))
+            .build();
         (format!("dfd={dfd} path={p:#x} how={how:#x} slot={slot} {d:?}"), got, ent(apply_e(e, d)))
     });
     run(&mut rep, &lib, D, "io_uring_prep_close", |r, f: unsafe extern "C" fn(P, i32)| {
         let (fd, d) = (r.fd(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, fd); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, fd);
+            apply_c(acc, s, d)
+        });
         (format!("fd={fd} {d:?}"), got, ent(apply_e(opcode::Close::new(types::Fd(fd)).build(), d)))
     });
     run(&mut rep, &lib, D, "io_uring_prep_close_direct", |r, f: unsafe extern "C" fn(P, u32)| {
         let (idx, d) = (r.v32().min(u32::MAX - 1), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, idx); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, idx);
+            apply_c(acc, s, d)
+        });
         (format!("idx={idx} {d:?}"), got, ent(apply_e(opcode::Close::new(types::Fixed(idx)).build(), d)))
     });
     run(&mut rep, &lib, D, "io_uring_prep_statx", |r, f: unsafe extern "C" fn(P, i32, Cstr, i32, u32, Ptr)| {
         let (dfd, p, fl, mask, buf, d) = (r.fd(), r.ptr(), r.i32(), r.v32(), r.ptr(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, dfd, p, fl, mask, buf); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, dfd, p, fl, mask, buf);
+            apply_c(acc, s, d)
+        });
         let e = opcode::Statx::new(types::Fd(dfd), p as *const libc::c_char, buf as *mut types::statx)
-            .flags(fl).mask(mask).build();
+            .flags(fl)
+            .mask(mask)
+            .build();
         (format!("dfd={dfd} path={p:#x} fl={fl:#x} mask={mask:#x} buf={buf:#x} {d:?}"), got, ent(apply_e(e, d)))
     });
     run(&mut rep, &lib, D, "io_uring_prep_read_multishot", |r, f: unsafe extern "C" fn(P, i32, u32, u64, i32)| {
@@ -1051,7 +1236,9 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         let (n, off, bg) = (r.v32(), r.v64(), r.u16());
         let got = c_sqe(|s| unsafe {
             f(s, fd, n, off, bg as i32);
-            if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+            if fixed {
+                acc.or_flags(s, IOSQE_FIXED_FILE)
+            }
             apply_c(acc, s, d);
         });
         let e = tgt!(fixed, fd, |t| opcode::ReadMulti::new(t, n, bg).offset(off).build());
@@ -1061,15 +1248,27 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
     // provided buffers: the crate takes nr, bgid and bid as u16. liburing
     // stores nr in the 32-bit fd and bid as (__u64) in off; these mean the
     // same for the kernel's 16-bit ranges, which is what is compared.
-    run(&mut rep, &lib, D, "io_uring_prep_provide_buffers", |r, f: unsafe extern "C" fn(P, Ptr, i32, i32, i32, i32)| {
-        let (a, len, nr, bgid, bid, d) = (r.ptr(), r.i32(), r.u16(), r.u16(), r.u16(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, a, len, nr as i32, bgid as i32, bid as i32); apply_c(acc, s, d) });
-        let e = opcode::ProvideBuffers::new(a as *mut u8, len, nr, bgid, bid).build();
-        (format!("addr={a:#x} len={len} nr={nr} bgid={bgid} bid={bid} {d:?}"), got, ent(apply_e(e, d)))
-    });
+    run(
+        &mut rep,
+        &lib,
+        D,
+        "io_uring_prep_provide_buffers",
+        |r, f: unsafe extern "C" fn(P, Ptr, i32, i32, i32, i32)| {
+            let (a, len, nr, bgid, bid, d) = (r.ptr(), r.i32(), r.u16(), r.u16(), r.u16(), decor(r));
+            let got = c_sqe(|s| unsafe {
+                f(s, a, len, nr as i32, bgid as i32, bid as i32);
+                apply_c(acc, s, d)
+            });
+            let e = opcode::ProvideBuffers::new(a as *mut u8, len, nr, bgid, bid).build();
+            (format!("addr={a:#x} len={len} nr={nr} bgid={bgid} bid={bid} {d:?}"), got, ent(apply_e(e, d)))
+        },
+    );
     run(&mut rep, &lib, D, "io_uring_prep_remove_buffers", |r, f: unsafe extern "C" fn(P, i32, i32)| {
         let (nr, bgid, d) = (r.u16(), r.i32(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, nr as i32, bgid); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, nr as i32, bgid);
+            apply_c(acc, s, d)
+        });
         let e = opcode::RemoveBuffers::new(nr, bgid as u16).build();
         (format!("nr={nr} bgid={bgid} {d:?}"), got, ent(apply_e(e, d)))
     });
@@ -1077,80 +1276,134 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
     // path operations
     run(&mut rep, &lib, D, "io_uring_prep_unlinkat", |r, f: unsafe extern "C" fn(P, i32, Cstr, i32)| {
         let (dfd, p, fl, d) = (r.fd(), r.ptr(), r.i32(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, dfd, p, fl); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, dfd, p, fl);
+            apply_c(acc, s, d)
+        });
         let e = opcode::UnlinkAt::new(types::Fd(dfd), p as *const libc::c_char).flags(fl).build();
         (format!("dfd={dfd} path={p:#x} fl={fl:#x} {d:?}"), got, ent(apply_e(e, d)))
     });
     run(&mut rep, &lib, D, "io_uring_prep_unlink", |r, f: unsafe extern "C" fn(P, Cstr, i32)| {
         let (p, fl, d) = (r.ptr(), r.i32(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, p, fl); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, p, fl);
+            apply_c(acc, s, d)
+        });
         let e = opcode::UnlinkAt::new(types::Fd(AT_FDCWD), p as *const libc::c_char).flags(fl).build();
         (format!("path={p:#x} fl={fl:#x} {d:?}"), got, ent(apply_e(e, d)))
     });
     run(&mut rep, &lib, D, "io_uring_prep_renameat", |r, f: unsafe extern "C" fn(P, i32, Cstr, i32, Cstr, u32)| {
         let (od, op, nd, np, fl, d) = (r.fd(), r.ptr(), r.fd(), r.ptr(), r.v32(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, od, op, nd, np, fl); apply_c(acc, s, d) });
-        let e = opcode::RenameAt::new(types::Fd(od), op as *const libc::c_char, types::Fd(nd), np as *const libc::c_char)
-            .flags(fl).build();
+        let got = c_sqe(|s| unsafe {
+            f(s, od, op, nd, np, fl);
+            apply_c(acc, s, d)
+        });
+        let e =
+            opcode::RenameAt::new(types::Fd(od), op as *const libc::c_char, types::Fd(nd), np as *const libc::c_char)
+                .flags(fl)
+                .build();
         (format!("{od} {op:#x} {nd} {np:#x} fl={fl:#x} {d:?}"), got, ent(apply_e(e, d)))
     });
     run(&mut rep, &lib, D, "io_uring_prep_rename", |r, f: unsafe extern "C" fn(P, Cstr, Cstr)| {
         let (op, np, d) = (r.ptr(), r.ptr(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, op, np); apply_c(acc, s, d) });
-        let e = opcode::RenameAt::new(types::Fd(AT_FDCWD), op as *const libc::c_char, types::Fd(AT_FDCWD), np as *const libc::c_char).build();
+        let got = c_sqe(|s| unsafe {
+            f(s, op, np);
+            apply_c(acc, s, d)
+        });
+        let e = opcode::RenameAt::new(
+            types::Fd(AT_FDCWD),
+            op as *const libc::c_char,
+            types::Fd(AT_FDCWD),
+            np as *const libc::c_char,
+        )
+        .build();
         (format!("{op:#x} {np:#x} {d:?}"), got, ent(apply_e(e, d)))
     });
     run(&mut rep, &lib, D, "io_uring_prep_mkdirat", |r, f: unsafe extern "C" fn(P, i32, Cstr, u32)| {
         let (dfd, p, mode, d) = (r.fd(), r.ptr(), r.v32(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, dfd, p, mode); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, dfd, p, mode);
+            apply_c(acc, s, d)
+        });
         let e = opcode::MkDirAt::new(types::Fd(dfd), p as *const libc::c_char).mode(mode).build();
         (format!("dfd={dfd} path={p:#x} mode={mode:o} {d:?}"), got, ent(apply_e(e, d)))
     });
     run(&mut rep, &lib, D, "io_uring_prep_mkdir", |r, f: unsafe extern "C" fn(P, Cstr, u32)| {
         let (p, mode, d) = (r.ptr(), r.v32(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, p, mode); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, p, mode);
+            apply_c(acc, s, d)
+        });
         let e = opcode::MkDirAt::new(types::Fd(AT_FDCWD), p as *const libc::c_char).mode(mode).build();
         (format!("path={p:#x} mode={mode:o} {d:?}"), got, ent(apply_e(e, d)))
     });
     run(&mut rep, &lib, D, "io_uring_prep_symlinkat", |r, f: unsafe extern "C" fn(P, Cstr, i32, Cstr)| {
         let (tg, nd, lp, d) = (r.ptr(), r.fd(), r.ptr(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, tg, nd, lp); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, tg, nd, lp);
+            apply_c(acc, s, d)
+        });
         let e = opcode::SymlinkAt::new(types::Fd(nd), tg as *const libc::c_char, lp as *const libc::c_char).build();
         (format!("target={tg:#x} dfd={nd} link={lp:#x} {d:?}"), got, ent(apply_e(e, d)))
     });
     run(&mut rep, &lib, D, "io_uring_prep_symlink", |r, f: unsafe extern "C" fn(P, Cstr, Cstr)| {
         let (tg, lp, d) = (r.ptr(), r.ptr(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, tg, lp); apply_c(acc, s, d) });
-        let e = opcode::SymlinkAt::new(types::Fd(AT_FDCWD), tg as *const libc::c_char, lp as *const libc::c_char).build();
+        let got = c_sqe(|s| unsafe {
+            f(s, tg, lp);
+            apply_c(acc, s, d)
+        });
+        let e =
+            opcode::SymlinkAt::new(types::Fd(AT_FDCWD), tg as *const libc::c_char, lp as *const libc::c_char).build();
         (format!("target={tg:#x} link={lp:#x} {d:?}"), got, ent(apply_e(e, d)))
     });
     run(&mut rep, &lib, D, "io_uring_prep_linkat", |r, f: unsafe extern "C" fn(P, i32, Cstr, i32, Cstr, i32)| {
         let (od, op, nd, np, fl, d) = (r.fd(), r.ptr(), r.fd(), r.ptr(), r.i32(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, od, op, nd, np, fl); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, od, op, nd, np, fl);
+            apply_c(acc, s, d)
+        });
         let e = opcode::LinkAt::new(types::Fd(od), op as *const libc::c_char, types::Fd(nd), np as *const libc::c_char)
-            .flags(fl).build();
+            .flags(fl)
+            .build();
         (format!("{od} {op:#x} {nd} {np:#x} fl={fl:#x} {d:?}"), got, ent(apply_e(e, d)))
     });
     run(&mut rep, &lib, D, "io_uring_prep_link", |r, f: unsafe extern "C" fn(P, Cstr, Cstr, i32)| {
         let (op, np, fl, d) = (r.ptr(), r.ptr(), r.i32(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, op, np, fl); apply_c(acc, s, d) });
-        let e = opcode::LinkAt::new(types::Fd(AT_FDCWD), op as *const libc::c_char, types::Fd(AT_FDCWD), np as *const libc::c_char)
-            .flags(fl).build();
+        let got = c_sqe(|s| unsafe {
+            f(s, op, np, fl);
+            apply_c(acc, s, d)
+        });
+        let e = opcode::LinkAt::new(
+            types::Fd(AT_FDCWD),
+            op as *const libc::c_char,
+            types::Fd(AT_FDCWD),
+            np as *const libc::c_char,
+        )
+        .flags(fl)
+        .build();
         (format!("{op:#x} {np:#x} fl={fl:#x} {d:?}"), got, ent(apply_e(e, d)))
     });
 
     // xattrs
     run(&mut rep, &lib, D, "io_uring_prep_getxattr", |r, f: unsafe extern "C" fn(P, Cstr, Ptr, Cstr, u32)| {
         let (n, v, p, len, d) = (r.ptr(), r.ptr(), r.ptr(), r.v32(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, n, v, p, len); apply_c(acc, s, d) });
-        let e = opcode::GetXattr::new(n as *const libc::c_char, v as *mut c_void, p as *const libc::c_char, len).build();
+        let got = c_sqe(|s| unsafe {
+            f(s, n, v, p, len);
+            apply_c(acc, s, d)
+        });
+        let e =
+            opcode::GetXattr::new(n as *const libc::c_char, v as *mut c_void, p as *const libc::c_char, len).build();
         (format!("name={n:#x} value={v:#x} path={p:#x} len={len} {d:?}"), got, ent(apply_e(e, d)))
     });
     run(&mut rep, &lib, D, "io_uring_prep_setxattr", |r, f: unsafe extern "C" fn(P, Cstr, Ptr, Cstr, i32, u32)| {
         let (n, v, p, fl, len, d) = (r.ptr(), r.ptr(), r.ptr(), r.i32(), r.v32(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, n, v, p, fl, len); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, n, v, p, fl, len);
+            apply_c(acc, s, d)
+        });
         let e = opcode::SetXattr::new(n as *const libc::c_char, v as *const c_void, p as *const libc::c_char, len)
-            .flags(fl).build();
+            .flags(fl)
+            .build();
         (format!("name={n:#x} value={v:#x} path={p:#x} fl={fl:#x} len={len} {d:?}"), got, ent(apply_e(e, d)))
     });
     run(&mut rep, &lib, D, "io_uring_prep_fgetxattr", |r, f: unsafe extern "C" fn(P, i32, Cstr, Ptr, u32)| {
@@ -1159,7 +1412,9 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         let (n, v, len) = (r.ptr(), r.ptr(), r.v32());
         let got = c_sqe(|s| unsafe {
             f(s, fd, n, v, len);
-            if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+            if fixed {
+                acc.or_flags(s, IOSQE_FIXED_FILE)
+            }
             apply_c(acc, s, d);
         });
         let e = tgt!(fixed, fd, |t| opcode::FGetXattr::new(t, n as *const libc::c_char, v as *mut c_void, len).build());
@@ -1171,41 +1426,70 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         let (n, v, fl, len) = (r.ptr(), r.ptr(), r.i32(), r.v32());
         let got = c_sqe(|s| unsafe {
             f(s, fd, n, v, fl, len);
-            if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+            if fixed {
+                acc.or_flags(s, IOSQE_FIXED_FILE)
+            }
             apply_c(acc, s, d);
         });
-        let e = tgt!(fixed, fd, |t| opcode::FSetXattr::new(t, n as *const libc::c_char, v as *const c_void, len).flags(fl).build());
+        let e = tgt!(fixed, fd, |t| opcode::FSetXattr::new(t, n as *const libc::c_char, v as *const c_void, len)
+            .flags(fl)
+            .build());
         (format!("fd={fd} name={n:#x} value={v:#x} fl={fl:#x} len={len} {d:?}"), got, ent(apply_e(e, d)))
     });
 
     // msg_ring
     run(&mut rep, &lib, D, "io_uring_prep_msg_ring", |r, f: unsafe extern "C" fn(P, i32, u32, u64, u32)| {
         let (fd, len, data, fl, d) = (r.fd(), r.v32(), r.v64(), r.v32(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, fd, len, data, fl); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, fd, len, data, fl);
+            apply_c(acc, s, d)
+        });
         let e = opcode::MsgRingData::new(types::Fd(fd), len as i32, data, None).opcode_flags(fl).build();
         (format!("fd={fd} len={len} data={data:#x} fl={fl:#x} {d:?}"), got, ent(apply_e(e, d)))
     });
-    run(&mut rep, &lib, D, "io_uring_prep_msg_ring_cqe_flags", |r, f: unsafe extern "C" fn(P, i32, u32, u64, u32, u32)| {
-        let (fd, len, data, fl, cf, d) = (r.fd(), r.v32(), r.v64(), r.v32(), r.v32(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, fd, len, data, fl, cf); apply_c(acc, s, d) });
-        let e = opcode::MsgRingData::new(types::Fd(fd), len as i32, data, Some(cf)).opcode_flags(fl).build();
-        (format!("fd={fd} len={len} data={data:#x} fl={fl:#x} cqe_flags={cf:#x} {d:?}"), got, ent(apply_e(e, d)))
-    });
+    run(
+        &mut rep,
+        &lib,
+        D,
+        "io_uring_prep_msg_ring_cqe_flags",
+        |r, f: unsafe extern "C" fn(P, i32, u32, u64, u32, u32)| {
+            let (fd, len, data, fl, cf, d) = (r.fd(), r.v32(), r.v64(), r.v32(), r.v32(), decor(r));
+            let got = c_sqe(|s| unsafe {
+                f(s, fd, len, data, fl, cf);
+                apply_c(acc, s, d)
+            });
+            let e = opcode::MsgRingData::new(types::Fd(fd), len as i32, data, Some(cf)).opcode_flags(fl).build();
+            (format!("fd={fd} len={len} data={data:#x} fl={fl:#x} cqe_flags={cf:#x} {d:?}"), got, ent(apply_e(e, d)))
+        },
+    );
     // source_fd is a fixed-file index (>= 0): liburing stores the int
     // sign-extended into addr3, the crate the u32 zero-extended; identical
     // for every valid index.
     run(&mut rep, &lib, D, "io_uring_prep_msg_ring_fd", |r, f: unsafe extern "C" fn(P, i32, i32, i32, u64, u32)| {
         let (fd, src, slot, data, fl, d) = (r.fd(), r.fd_nonneg(), r.slot(), r.v64(), r.v32(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, fd, src, slot as i32, data, fl); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, fd, src, slot as i32, data, fl);
+            apply_c(acc, s, d)
+        });
         let e = opcode::MsgRingSendFd::new(types::Fd(fd), types::Fixed(src as u32), dest(slot), data)
-            .opcode_flags(fl).build();
+            .opcode_flags(fl)
+            .build();
         (format!("fd={fd} src={src} slot={slot} data={data:#x} fl={fl:#x} {d:?}"), got, ent(apply_e(e, d)))
     });
     run(&mut rep, &lib, D, "io_uring_prep_msg_ring_fd_alloc", |r, f: unsafe extern "C" fn(P, i32, i32, u64, u32)| {
         let (fd, src, data, fl, d) = (r.fd(), r.fd_nonneg(), r.v64(), r.v32(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, fd, src, data, fl); apply_c(acc, s, d) });
-        let e = opcode::MsgRingSendFd::new(types::Fd(fd), types::Fixed(src as u32), types::DestinationSlot::auto_target(), data)
-            .opcode_flags(fl).build();
+        let got = c_sqe(|s| unsafe {
+            f(s, fd, src, data, fl);
+            apply_c(acc, s, d)
+        });
+        let e = opcode::MsgRingSendFd::new(
+            types::Fd(fd),
+            types::Fixed(src as u32),
+            types::DestinationSlot::auto_target(),
+            data,
+        )
+        .opcode_flags(fl)
+        .build();
         (format!("fd={fd} src={src} data={data:#x} fl={fl:#x} {d:?}"), got, ent(apply_e(e, d)))
     });
 
@@ -1216,7 +1500,9 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         let op = r.i32();
         let got = c_sqe(|s| unsafe {
             f(s, op, fd);
-            if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+            if fixed {
+                acc.or_flags(s, IOSQE_FIXED_FILE)
+            }
             apply_c(acc, s, d);
         });
         let e = tgt!(fixed, fd, |t| opcode::UringCmd16::new(t, op as u32).build());
@@ -1229,7 +1515,9 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         let op = if set { SOCKET_URING_OP_SETSOCKOPT } else { SOCKET_URING_OP_GETSOCKOPT };
         let got = c_sqe(|s| unsafe {
             f(s, op, fd, lvl, name, val, len);
-            if fixed { acc.or_flags(s, IOSQE_FIXED_FILE) }
+            if fixed {
+                acc.or_flags(s, IOSQE_FIXED_FILE)
+            }
             apply_c(acc, s, d);
         });
         let e = tgt!(fixed, fd, |t| if set {
@@ -1243,15 +1531,23 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
     // waitid / futex / misc
     run(&mut rep, &lib, D, "io_uring_prep_waitid", |r, f: unsafe extern "C" fn(P, u32, u32, Ptr, i32, u32)| {
         let (idt, id, inf, opts, fl, d) = (r.below(4) as u32, r.v32(), r.ptr(), r.i32(), r.v32(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, idt, id, inf, opts, fl); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, idt, id, inf, opts, fl);
+            apply_c(acc, s, d)
+        });
         let e = opcode::WaitId::new(idt as libc::idtype_t, id as libc::id_t, opts)
-            .infop(inf as *const libc::siginfo_t).flags(fl).build();
+            .infop(inf as *const libc::siginfo_t)
+            .flags(fl)
+            .build();
         (format!("idtype={idt} id={id} infop={inf:#x} opts={opts:#x} fl={fl:#x} {d:?}"), got, ent(apply_e(e, d)))
     });
     for (name, wake) in [("io_uring_prep_futex_wait", false), ("io_uring_prep_futex_wake", true)] {
         run(&mut rep, &lib, D, name, |r, f: unsafe extern "C" fn(P, Ptr, u64, u64, u32, u32)| {
             let (fu, val, mask, ff, fl, d) = (r.ptr(), r.v64(), r.v64(), r.v32(), r.v32(), decor(r));
-            let got = c_sqe(|s| unsafe { f(s, fu, val, mask, ff, fl); apply_c(acc, s, d) });
+            let got = c_sqe(|s| unsafe {
+                f(s, fu, val, mask, ff, fl);
+                apply_c(acc, s, d)
+            });
             let e = if wake {
                 opcode::FutexWake::new(fu as *const u32, val, mask, ff).flags(fl).build()
             } else {
@@ -1262,25 +1558,37 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
     }
     run(&mut rep, &lib, D, "io_uring_prep_futex_waitv", |r, f: unsafe extern "C" fn(P, Ptr, u32, u32)| {
         let (fv, nr, fl, d) = (r.ptr(), r.v32(), r.v32(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, fv, nr, fl); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, fv, nr, fl);
+            apply_c(acc, s, d)
+        });
         let e = opcode::FutexWaitV::new(fv as *const types::FutexWaitV, nr).flags(fl).build();
         (format!("futexv={fv:#x} nr={nr} fl={fl:#x} {d:?}"), got, ent(apply_e(e, d)))
     });
     run(&mut rep, &lib, D, "io_uring_prep_fixed_fd_install", |r, f: unsafe extern "C" fn(P, i32, u32)| {
         let (fd, fl, d) = (r.fd_nonneg(), r.v32(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, fd, fl); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, fd, fl);
+            apply_c(acc, s, d)
+        });
         let e = opcode::FixedFdInstall::new(types::Fixed(fd as u32), fl).build();
         (format!("fd={fd} fl={fl:#x} {d:?}"), got, ent(apply_e(e, d)))
     });
     run(&mut rep, &lib, D, "io_uring_prep_pipe", |r, f: unsafe extern "C" fn(P, Ptr, i32)| {
         let (fds, fl, d) = (r.ptr(), r.i32(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, fds, fl); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, fds, fl);
+            apply_c(acc, s, d)
+        });
         let e = opcode::Pipe::new(fds as *mut i32).flags(fl as u32).build();
         (format!("fds={fds:#x} fl={fl:#x} {d:?}"), got, ent(apply_e(e, d)))
     });
     run(&mut rep, &lib, D, "io_uring_prep_pipe_direct", |r, f: unsafe extern "C" fn(P, Ptr, i32, u32)| {
         let (fds, fl, slot, d) = (r.ptr(), r.i32(), r.slot(), decor(r));
-        let got = c_sqe(|s| unsafe { f(s, fds, fl, slot); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s, fds, fl, slot);
+            apply_c(acc, s, d)
+        });
         let e = opcode::Pipe::new(fds as *mut i32).flags(fl as u32).file_index(Some(dest(slot))).build();
         (format!("fds={fds:#x} fl={fl:#x} slot={slot} {d:?}"), got, ent(apply_e(e, d)))
     });
@@ -1294,11 +1602,18 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         let cfl = fl | if fin { SPLICE_F_FD_IN_FIXED } else { 0 };
         let got = c_sqe(|s| unsafe {
             f(s, fd_in, oi, fd_out, oo, n, cfl);
-            if fout { acc.or_flags(s, IOSQE_FIXED_FILE) }
+            if fout {
+                acc.or_flags(s, IOSQE_FIXED_FILE)
+            }
             apply_c(acc, s, d);
         });
-        let e = tgt!(fin, fd_in, |ti| tgt!(fout, fd_out, |to| opcode::Splice::new(ti, oi, to, oo, n).flags(fl).build()));
-        (format!("in={fd_in}/{fin} off_in={oi} out={fd_out}/{fout} off_out={oo} n={n} fl={cfl:#x} {d:?}"), got, ent(apply_e(e, d)))
+        let e =
+            tgt!(fin, fd_in, |ti| tgt!(fout, fd_out, |to| opcode::Splice::new(ti, oi, to, oo, n).flags(fl).build()));
+        (
+            format!("in={fd_in}/{fin} off_in={oi} out={fd_out}/{fout} off_out={oo} n={n} fl={cfl:#x} {d:?}"),
+            got,
+            ent(apply_e(e, d)),
+        )
     });
     run(&mut rep, &lib, D, "io_uring_prep_tee", |r, f: unsafe extern "C" fn(P, i32, i32, u32, u32)| {
         let (fin, fout, d) = (r.bool(), r.bool(), decor(r));
@@ -1308,7 +1623,9 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         let cfl = fl | if fin { SPLICE_F_FD_IN_FIXED } else { 0 };
         let got = c_sqe(|s| unsafe {
             f(s, fd_in, fd_out, n, cfl);
-            if fout { acc.or_flags(s, IOSQE_FIXED_FILE) }
+            if fout {
+                acc.or_flags(s, IOSQE_FIXED_FILE)
+            }
             apply_c(acc, s, d);
         });
         let e = tgt!(fin, fd_in, |ti| tgt!(fout, fd_out, |to| opcode::Tee::new(ti, to, n).flags(fl).build()));
@@ -1323,14 +1640,22 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
         let op = IORING_OP_RW_BASE[r.below(3) as usize] as i32 + if r.bool() { 0 } else { r.below(65) as i32 };
         let (fd, a, len, off) = (r.fd(), r.ptr(), r.v32(), r.v64());
         let got = c_sqe(|s| unsafe { f(op, s, fd, a, len, off) });
-        (format!("op={op} fd={fd} addr={a:#x} len={len} off={off}"), got,
-         Gold::new(op as u8).fd(fd).addr(a).len(len).off(off).0)
+        (
+            format!("op={op} fd={fd} addr={a:#x} len={len} off={off}"),
+            got,
+            Gold::new(op as u8).fd(fd).addr(a).len(len).off(off).0,
+        )
     });
     run(&mut rep, &lib, G, "io_uring_prep_nop128", |r, f: unsafe extern "C" fn(P)| {
         let d = decor(r);
-        let got = c_sqe(|s| unsafe { f(s); apply_c(acc, s, d) });
+        let got = c_sqe(|s| unsafe {
+            f(s);
+            apply_c(acc, s, d)
+        });
         let mut g = Gold::new(IORING_OP_NOP128).fd(-1);
-        if let Some((ud, fl, _)) = d { g = g.user_data(ud).flags(fl) }
+        if let Some((ud, fl, _)) = d {
+            g = g.user_data(ud).flags(fl)
+        }
         (format!("{d:?}"), got, g.0)
     });
     run(&mut rep, &lib, G, "io_uring_prep_uring_cmd128", |r, f: unsafe extern "C" fn(P, i32, i32)| {
@@ -1349,8 +1674,11 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
     run(&mut rep, &lib, G, "io_uring_prep_poll_update", |r, f: unsafe extern "C" fn(P, u64, u64, u32, u32)| {
         let (old, new, mask, fl) = (r.v64(), r.v64(), r.v32(), r.v32());
         let got = c_sqe(|s| unsafe { f(s, old, new, mask, fl) });
-        (format!("old={old:#x} new={new:#x} mask={mask:#x} fl={fl:#x}"), got,
-         Gold::new(IORING_OP_POLL_REMOVE).fd(-1).addr(old).off(new).len(fl).op_flags(mask).0)
+        (
+            format!("old={old:#x} new={new:#x} mask={mask:#x} fl={fl:#x}"),
+            got,
+            Gold::new(IORING_OP_POLL_REMOVE).fd(-1).addr(old).off(new).len(fl).op_flags(mask).0,
+        )
     });
     run(&mut rep, &lib, G, "io_uring_prep_timeout_remove", |r, f: unsafe extern "C" fn(P, u64, u32)| {
         let (u, fl) = (r.v64(), r.v32());
@@ -1361,29 +1689,46 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
     run(&mut rep, &lib, G, "io_uring_prep_fadvise64", |r, f: unsafe extern "C" fn(P, i32, u64, i64, i32)| {
         let (fd, off, len, adv) = (r.fd(), r.v64(), r.v64() as i64, r.i32());
         let got = c_sqe(|s| unsafe { f(s, fd, off, len, adv) });
-        (format!("fd={fd} off={off} len={len} adv={adv}"), got,
-         Gold::new(IORING_OP_FADVISE).fd(fd).off(off).addr(len as u64).op_flags(adv as u32).0)
+        (
+            format!("fd={fd} off={off} len={len} adv={adv}"),
+            got,
+            Gold::new(IORING_OP_FADVISE).fd(fd).off(off).addr(len as u64).op_flags(adv as u32).0,
+        )
     });
     run(&mut rep, &lib, G, "io_uring_prep_madvise64", |r, f: unsafe extern "C" fn(P, Ptr, i64, i32)| {
         let (a, len, adv) = (r.ptr(), r.v64() as i64, r.i32());
         let got = c_sqe(|s| unsafe { f(s, a, len, adv) });
-        (format!("addr={a:#x} len={len} adv={adv}"), got,
-         Gold::new(IORING_OP_MADVISE).fd(-1).addr(a).off(len as u64).op_flags(adv as u32).0)
+        (
+            format!("addr={a:#x} len={len} adv={adv}"),
+            got,
+            Gold::new(IORING_OP_MADVISE).fd(-1).addr(a).off(len as u64).op_flags(adv as u32).0,
+        )
     });
     // getsockname: sockaddr in addr, the socklen_t pointer in addr3, peer in optlen.
     run(&mut rep, &lib, G, "io_uring_prep_cmd_getsockname", |r, f: unsafe extern "C" fn(P, i32, Ptr, Ptr, i32)| {
         let (fd, sa, sl, peer) = (r.fd(), r.ptr(), r.ptr(), r.i32());
         let got = c_sqe(|s| unsafe { f(s, fd, sa, sl, peer) });
-        (format!("fd={fd} sa={sa:#x} len={sl:#x} peer={peer}"), got,
-         Gold::new(IORING_OP_URING_CMD).fd(fd).off(SOCKET_URING_OP_GETSOCKNAME as u64)
-             .addr(sa).addr3(sl).file_index(peer as u32).0)
+        (
+            format!("fd={fd} sa={sa:#x} len={sl:#x} peer={peer}"),
+            got,
+            Gold::new(IORING_OP_URING_CMD)
+                .fd(fd)
+                .off(SOCKET_URING_OP_GETSOCKNAME as u64)
+                .addr(sa)
+                .addr3(sl)
+                .file_index(peer as u32)
+                .0,
+        )
     });
     // Block discard: start offset in addr, byte count in addr3.
     run(&mut rep, &lib, G, "io_uring_prep_cmd_discard", |r, f: unsafe extern "C" fn(P, i32, u64, u64)| {
         let (fd, off, n) = (r.fd(), r.v64(), r.v64());
         let got = c_sqe(|s| unsafe { f(s, fd, off, n) });
-        (format!("fd={fd} off={off} n={n}"), got,
-         Gold::new(IORING_OP_URING_CMD).fd(fd).off(BLOCK_URING_CMD_DISCARD as u64).addr(off).addr3(n).0)
+        (
+            format!("fd={fd} off={off} n={n}"),
+            got,
+            Gold::new(IORING_OP_URING_CMD).fd(fd).off(BLOCK_URING_CMD_DISCARD as u64).addr(off).addr3(n).0,
+        )
     });
     run(&mut rep, &lib, G, "io_uring_prep_cmd_zone_reset_all", |r, f: unsafe extern "C" fn(P, i32)| {
         let fd = r.fd();
@@ -1397,29 +1742,66 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
     });
     // A second, crate-independent reference for helpers whose flag bits
     // the differential part above also covers.
-    run(&mut rep, &lib, G, "io_uring_prep_recv_multishot#golden", |r, f: unsafe extern "C" fn(P, i32, Ptr, u64, i32)| {
-        let (fd, b, len, fl) = (r.fd(), r.ptr(), r.v64(), r.i32());
-        let got = c_sqe(|s| unsafe { f(s, fd, b, len, fl) });
-        (format!("fd={fd} buf={b:#x} len={len} fl={fl:#x}"), got,
-         Gold::new(IORING_OP_RECV).fd(fd).addr(b).len(len as u32).op_flags(fl as u32).ioprio(IORING_RECV_MULTISHOT).0)
-    });
-    run(&mut rep, &lib, G, "io_uring_prep_send_zc_fixed#golden", |r, f: unsafe extern "C" fn(P, i32, Ptr, u64, i32, u32, u32)| {
-        let (fd, b, len, fl, zc, bi) = (r.fd(), r.ptr(), r.v64(), r.i32(), r.v32(), r.v32());
-        let got = c_sqe(|s| unsafe { f(s, fd, b, len, fl, zc, bi) });
-        (format!("fd={fd} buf={b:#x} len={len} fl={fl:#x} zc={zc:#x} bi={bi}"), got,
-         Gold::new(IORING_OP_SEND_ZC).fd(fd).addr(b).len(len as u32).op_flags(fl as u32)
-             .ioprio(zc as u16 | IORING_RECVSEND_FIXED_BUF).buf_index(bi as u16).0)
-    });
+    run(
+        &mut rep,
+        &lib,
+        G,
+        "io_uring_prep_recv_multishot#golden",
+        |r, f: unsafe extern "C" fn(P, i32, Ptr, u64, i32)| {
+            let (fd, b, len, fl) = (r.fd(), r.ptr(), r.v64(), r.i32());
+            let got = c_sqe(|s| unsafe { f(s, fd, b, len, fl) });
+            (
+                format!("fd={fd} buf={b:#x} len={len} fl={fl:#x}"),
+                got,
+                Gold::new(IORING_OP_RECV)
+                    .fd(fd)
+                    .addr(b)
+                    .len(len as u32)
+                    .op_flags(fl as u32)
+                    .ioprio(IORING_RECV_MULTISHOT)
+                    .0,
+            )
+        },
+    );
+    run(
+        &mut rep,
+        &lib,
+        G,
+        "io_uring_prep_send_zc_fixed#golden",
+        |r, f: unsafe extern "C" fn(P, i32, Ptr, u64, i32, u32, u32)| {
+            let (fd, b, len, fl, zc, bi) = (r.fd(), r.ptr(), r.v64(), r.i32(), r.v32(), r.v32());
+            let got = c_sqe(|s| unsafe { f(s, fd, b, len, fl, zc, bi) });
+            (
+                format!("fd={fd} buf={b:#x} len={len} fl={fl:#x} zc={zc:#x} bi={bi}"),
+                got,
+                Gold::new(IORING_OP_SEND_ZC)
+                    .fd(fd)
+                    .addr(b)
+                    .len(len as u32)
+                    .op_flags(fl as u32)
+                    .ioprio(zc as u16 | IORING_RECVSEND_FIXED_BUF)
+                    .buf_index(bi as u16)
+                    .0,
+            )
+        },
+    );
     run(&mut rep, &lib, G, "io_uring_prep_cancel_fd#golden", |r, f: unsafe extern "C" fn(P, i32, u32)| {
         let (fd, fl) = (r.fd(), r.v32());
         let got = c_sqe(|s| unsafe { f(s, fd, fl) });
-        (format!("fd={fd} flags={fl:#x}"), got, Gold::new(IORING_OP_ASYNC_CANCEL).fd(fd).op_flags(fl | IORING_ASYNC_CANCEL_FD).0)
+        (
+            format!("fd={fd} flags={fl:#x}"),
+            got,
+            Gold::new(IORING_OP_ASYNC_CANCEL).fd(fd).op_flags(fl | IORING_ASYNC_CANCEL_FD).0,
+        )
     });
     run(&mut rep, &lib, G, "io_uring_prep_timeout_update#golden", |r, f: unsafe extern "C" fn(P, Ptr, u64, u32)| {
         let (ts, u, fl) = (r.ptr(), r.v64(), r.v32());
         let got = c_sqe(|s| unsafe { f(s, ts, u, fl) });
-        (format!("ts={ts:#x} ud={u:#x} flags={fl:#x}"), got,
-         Gold::new(IORING_OP_TIMEOUT_REMOVE).fd(-1).off(ts).addr(u).op_flags(fl | IORING_TIMEOUT_UPDATE).0)
+        (
+            format!("ts={ts:#x} ud={u:#x} flags={fl:#x}"),
+            got,
+            Gold::new(IORING_OP_TIMEOUT_REMOVE).fd(-1).off(ts).addr(u).op_flags(fl | IORING_TIMEOUT_UPDATE).0,
+        )
     });
     run(&mut rep, &lib, G, "io_uring_sqe_set_buf_group", |r, f: SetBufGroup| {
         let bg = r.i32();
@@ -1466,7 +1848,11 @@ fn prep_helpers_match_io_uring_crate_and_golden_sqes() {
     let (mut nd, mut ng, mut total) = (0, 0, 0);
     for (name, (ok, kind)) in &rep.counts {
         println!("  {kind:<12} {name:<42} {ok:>5} ok");
-        if *kind == D { nd += 1 } else if *kind == G { ng += 1 }
+        if *kind == D {
+            nd += 1
+        } else if *kind == G {
+            ng += 1
+        }
         total += ok;
     }
     println!("{nd} helpers differential, {ng} golden (\"not-in-abi\": inline-only helper liburing-ffi does not export), {total} SQEs/values matched, library {}", lib.path);
@@ -1521,9 +1907,12 @@ fn scalar_checks(rep: &mut Report, lib: &Lib) {
         cqe[0..8].copy_from_slice(&ud.to_ne_bytes());
         cqe[8..12].copy_from_slice(&res.to_ne_bytes());
         cqe[12..16].copy_from_slice(&fl.to_ne_bytes());
-        let (a, b, n) = unsafe { (get_data(cqe.as_ptr()) as usize as u64, get_data64(cqe.as_ptr()), cqe_nr(cqe.as_ptr())) };
+        let (a, b, n) =
+            unsafe { (get_data(cqe.as_ptr()) as usize as u64, get_data64(cqe.as_ptr()), cqe_nr(cqe.as_ptr())) };
         let want_n = if fl & IORING_CQE_F_32 != 0 { 2 } else { 1 };
-        if a == ud && b == ud && n == want_n { ok += 1 } else {
+        if a == ud && b == ud && n == want_n {
+            ok += 1
+        } else {
             bad.push(format!("cqe ud={ud:#x} flags={fl:#x}: get_data={a:#x} get_data64={b:#x} nr={n} (want {want_n})"));
         }
     }
@@ -1537,7 +1926,9 @@ fn scalar_checks(rep: &mut Report, lib: &Lib) {
         // Not exported by liburing-ffi (absent from the ABI table): skip.
         let (Some(cs), Some(ss)) = (cqe_shift, sqe_shift) else { break };
         let (c, s) = unsafe { (cs(fl), ss(fl)) };
-        if c == wc && s == ws { ok += 1 } else {
+        if c == wc && s == ws {
+            ok += 1
+        } else {
             bad.push(format!("setup flags {fl:#x}: cqe_shift {c} (want {wc}), sqe_shift {s} (want {ws})"));
         }
     }
@@ -1565,7 +1956,9 @@ fn scalar_checks(rep: &mut Report, lib: &Lib) {
         let op = r.below(300) as i32 - 20;
         let got = unsafe { op_supported(p.as_ptr(), op) };
         let want = op >= 0 && op <= last as i32 && sup[op as usize];
-        if (got != 0) == want { ok += 1 } else {
+        if (got != 0) == want {
+            ok += 1
+        } else {
             bad.push(format!("last_op={last} op={op}: got {got}, want {want}"));
         }
     }
@@ -1622,7 +2015,9 @@ fn scalar_checks(rep: &mut Report, lib: &Lib) {
                 break;
             }
         }
-        if good { ok += 1 }
+        if good {
+            ok += 1
+        }
     }
     check("io_uring_buf_ring_{mask,init,add,advance}", ok, bad);
 }

@@ -39,11 +39,7 @@ fn raw_setup(entries: u32, flags: u32, cq_entries: u32) -> (i64, [u32; 30]) {
 fn documented_fields() -> BTreeSet<String> {
     let doc = include_str!("../docs/uring-info.md");
     let table = doc.split("## JSON schema").nth(1).expect("docs/uring-info.md has no JSON schema section");
-    table
-        .lines()
-        .filter_map(|l| l.strip_prefix("| `"))
-        .map(|l| l.split('`').next().unwrap().to_string())
-        .collect()
+    table.lines().filter_map(|l| l.strip_prefix("| `")).map(|l| l.split('`').next().unwrap().to_string()).collect()
 }
 
 /// The path of every leaf in `v` (null counts as a leaf), with `[]` for the
@@ -79,10 +75,8 @@ fn json_carries_exactly_the_documented_fields() {
     // An object documented as a whole (query, largest_ring) is present when
     // it is null or has members.
     let present = |d: &String| found.iter().any(|f| f == d || f.starts_with(&format!("{d}.")));
-    let absent: Vec<_> = documented
-        .iter()
-        .filter(|d| !(present(d) || d.starts_with("query.") && j["query"].is_null()))
-        .collect();
+    let absent: Vec<_> =
+        documented.iter().filter(|d| !(present(d) || d.starts_with("query.") && j["query"].is_null())).collect();
     assert!(absent.is_empty(), "documented fields missing from the JSON: {absent:?}");
 }
 
@@ -167,9 +161,17 @@ fn text_report_has_every_section_and_agrees_with_json() {
     let out = run(&[]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    for section in ["\nKernel\n", "\nio_uring\n", "\nPolicy\n", "\nFeatures (", "\nSetup flags (", "\nOpcodes (",
-        "\nRegister opcodes (", "\nLimits\n", "\nEngine\n"]
-    {
+    for section in [
+        "\nKernel\n",
+        "\nio_uring\n",
+        "\nPolicy\n",
+        "\nFeatures (",
+        "\nSetup flags (",
+        "\nOpcodes (",
+        "\nRegister opcodes (",
+        "\nLimits\n",
+        "\nEngine\n",
+    ] {
         assert!(text.contains(section), "no section {section:?} in:\n{text}");
     }
     for op in j["opcodes"].as_array().unwrap() {

@@ -34,9 +34,9 @@ use core::ffi::{c_char, c_int, CStr};
 use core::fmt::{self, Write};
 
 use uring::diag::names::{Errno, Names, FEATURES, OPCODES, REGISTER_OPS, SETUP_FLAGS};
-use uring::ring::ask::{self as probe, RegAnswer};
 use uring::diag::sysinfo::{SysFacts, Utsname, CAP_IPC_LOCK, CAP_SYS_ADMIN, UNLIMITED};
 use uring::diag::{setup as diag_setup, Line};
+use uring::ring::ask::{self as probe, RegAnswer};
 use uring::ring::{setup, IoUring, Ring};
 use uring::sys::{io_uring_query_opcode, IORING_REGISTER_LAST, IORING_SETUP_SQPOLL};
 
@@ -311,10 +311,16 @@ fn engine(r: &Report) -> (&'static str, &'static str) {
     match asked {
         b"user" => ("userspace engine", "LIBURING_RS_ENGINE=user asks for it"),
         b"kernel" if r.available == 0 => ("kernel", "the kernel sets up rings for this process"),
-        b"kernel" => ("none", "the kernel refuses io_uring and LIBURING_RS_ENGINE=kernel rules out the userspace engine"),
+        b"kernel" => {
+            ("none", "the kernel refuses io_uring and LIBURING_RS_ENGINE=kernel rules out the userspace engine")
+        }
         b"" | b"auto" if r.available == 0 => ("kernel", "the kernel sets up rings for this process"),
-        b"" | b"auto" if refused => ("userspace engine", "the kernel refuses io_uring, so auto mode falls back to the userspace engine"),
-        b"" | b"auto" => ("none", "the kernel fails ring setup for a reason the userspace engine does not stand in for"),
+        b"" | b"auto" if refused => {
+            ("userspace engine", "the kernel refuses io_uring, so auto mode falls back to the userspace engine")
+        }
+        b"" | b"auto" => {
+            ("none", "the kernel fails ring setup for a reason the userspace engine does not stand in for")
+        }
         _ => ("none", "LIBURING_RS_ENGINE has a value the library refuses (setup fails with EINVAL)"),
     }
 }
@@ -362,14 +368,9 @@ fn text_report(r: &Report, o: &mut Out) -> fmt::Result {
 
     writeln!(o, "\nKernel")?;
     match &r.uts {
-        Some(u) => writeln!(
-            o,
-            "  {:<26}{} ({} {})",
-            "release",
-            Text(u.release()),
-            Text(u.sysname()),
-            Text(u.machine())
-        )?,
+        Some(u) => {
+            writeln!(o, "  {:<26}{} ({} {})", "release", Text(u.release()), Text(u.sysname()), Text(u.machine()))?
+        }
         None => writeln!(o, "  {:<26}unknown", "release")?,
     }
 
@@ -391,7 +392,12 @@ fn text_report(r: &Report, o: &mut Out) -> fmt::Result {
         None => writeln!(o, "  {:<26}absent (kernel before 6.6)", "kernel.io_uring_disabled")?,
     }
     match s.group {
-        Some(g) if g >= 0 => writeln!(o, "  {:<26}{g} (this process is {}a member)", "kernel.io_uring_group", if s.in_group { "" } else { "not " })?,
+        Some(g) if g >= 0 => writeln!(
+            o,
+            "  {:<26}{g} (this process is {}a member)",
+            "kernel.io_uring_group",
+            if s.in_group { "" } else { "not " }
+        )?,
         Some(g) => writeln!(o, "  {:<26}{g} (none)", "kernel.io_uring_group")?,
         None => writeln!(o, "  {:<26}absent", "kernel.io_uring_group")?,
     }

@@ -186,7 +186,11 @@ pub unsafe extern "C" fn io_uring_submit_and_wait_reg(
 /// `cqes` is null or valid for the call as liburing's documentation of this
 /// function asks.
 #[no_mangle]
-pub unsafe extern "C" fn io_uring_peek_batch_cqe(ring: *mut IoUring, cqes: *mut *mut io_uring_cqe, count: c_uint) -> c_uint {
+pub unsafe extern "C" fn io_uring_peek_batch_cqe(
+    ring: *mut IoUring,
+    cqes: *mut *mut io_uring_cqe,
+    count: c_uint,
+) -> c_uint {
     if cqes.is_null() || count == 0 {
         return 0;
     }

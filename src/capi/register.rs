@@ -6,9 +6,9 @@ use core::ptr;
 use super::EINVAL;
 use crate::ring::{buf_ring, register, IoUring};
 use crate::sys::{
-    io_uring_bpf, io_uring_buf_reg, io_uring_buf_ring, io_uring_clock_register, io_uring_mem_region_reg,
-    io_uring_napi, io_uring_params, io_uring_probe, io_uring_query_hdr, io_uring_reg_wait,
-    io_uring_restriction, io_uring_sqe, io_uring_sync_cancel_reg, io_uring_zcrx_ifq_reg, zcrx_ctrl,
+    io_uring_bpf, io_uring_buf_reg, io_uring_buf_ring, io_uring_clock_register, io_uring_mem_region_reg, io_uring_napi,
+    io_uring_params, io_uring_probe, io_uring_query_hdr, io_uring_reg_wait, io_uring_restriction, io_uring_sqe,
+    io_uring_sync_cancel_reg, io_uring_zcrx_ifq_reg, zcrx_ctrl,
 };
 
 // The two names below exist so the generated declarations spell these
@@ -90,7 +90,11 @@ pub unsafe extern "C" fn io_uring_resize_rings(ring: *mut IoUring, p: *mut io_ur
 /// `iovecs` is null or valid for the call as liburing's documentation of this
 /// function asks.
 #[no_mangle]
-pub unsafe extern "C" fn io_uring_register_buffers(ring: *mut IoUring, iovecs: *const iovec, nr_iovecs: c_uint) -> c_int {
+pub unsafe extern "C" fn io_uring_register_buffers(
+    ring: *mut IoUring,
+    iovecs: *const iovec,
+    nr_iovecs: c_uint,
+) -> c_int {
     let ring = ring!(ring, EINVAL);
     register::register_buffers(ring, iovecs.cast(), nr_iovecs)
 }
@@ -353,7 +357,11 @@ pub unsafe extern "C" fn io_uring_register_restrictions(
 /// `mask` is null or valid for the call as liburing's documentation of this
 /// function asks.
 #[no_mangle]
-pub unsafe extern "C" fn io_uring_register_iowq_aff(ring: *mut IoUring, cpusz: usize, mask: *const libc::cpu_set_t) -> c_int {
+pub unsafe extern "C" fn io_uring_register_iowq_aff(
+    ring: *mut IoUring,
+    cpusz: usize,
+    mask: *const libc::cpu_set_t,
+) -> c_int {
     let ring = ring!(ring, EINVAL);
     register::register_iowq_aff(ring, cpusz, mask)
 }
@@ -384,7 +392,10 @@ pub unsafe extern "C" fn io_uring_register_iowq_max_workers(ring: *mut IoUring, 
 /// `reg` is null or valid for the call as liburing's documentation of this
 /// function asks.
 #[no_mangle]
-pub unsafe extern "C" fn io_uring_register_sync_cancel(ring: *mut IoUring, reg: *mut io_uring_sync_cancel_reg) -> c_int {
+pub unsafe extern "C" fn io_uring_register_sync_cancel(
+    ring: *mut IoUring,
+    reg: *mut io_uring_sync_cancel_reg,
+) -> c_int {
     let ring = ring!(ring, EINVAL);
     register::register_sync_cancel(ring, reg)
 }
@@ -456,7 +467,11 @@ pub unsafe extern "C" fn io_uring_register_region(ring: *mut IoUring, reg: *mut 
 /// `reg` is null or valid for the call as liburing's documentation of this
 /// function asks.
 #[no_mangle]
-pub unsafe extern "C" fn io_uring_register_wait_reg(ring: *mut IoUring, reg: *mut io_uring_reg_wait, nr: c_int) -> c_int {
+pub unsafe extern "C" fn io_uring_register_wait_reg(
+    ring: *mut IoUring,
+    reg: *mut io_uring_reg_wait,
+    nr: c_int,
+) -> c_int {
     let ring = ring!(ring, EINVAL);
     register::register_wait_reg(ring, reg, nr)
 }
@@ -516,7 +531,11 @@ pub unsafe extern "C" fn io_uring_register_query(query: *mut io_uring_query_hdr)
 /// `reg` is null or valid for the call as liburing's documentation of this
 /// function asks.
 #[no_mangle]
-pub unsafe extern "C" fn io_uring_register_buf_ring(ring: *mut IoUring, reg: *mut io_uring_buf_reg, flags: c_uint) -> c_int {
+pub unsafe extern "C" fn io_uring_register_buf_ring(
+    ring: *mut IoUring,
+    reg: *mut io_uring_buf_reg,
+    flags: c_uint,
+) -> c_int {
     let ring = ring!(ring, EINVAL);
     let reg = arg!(reg, EINVAL);
     register::register_buf_ring(ring, reg, flags)

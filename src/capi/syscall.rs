@@ -66,12 +66,7 @@ pub unsafe extern "C" fn io_uring_enter2(
 /// `arg` is null or valid for the call as liburing's documentation of this
 /// function asks.
 #[no_mangle]
-pub unsafe extern "C" fn io_uring_register(
-    fd: c_uint,
-    opcode: c_uint,
-    arg: *const c_void,
-    nr_args: c_uint,
-) -> i32 {
+pub unsafe extern "C" fn io_uring_register(fd: c_uint, opcode: c_uint, arg: *const c_void, nr_args: c_uint) -> i32 {
     #[cfg(target_arch = "x86_64")]
     if crate::intercept::active() {
         return crate::intercept::register(fd as i32, opcode, arg, nr_args);

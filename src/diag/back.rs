@@ -42,15 +42,7 @@ static LIB: AtomicPtr<Lib> = AtomicPtr::new(ptr::null_mut());
 
 /// The entry points the library looks up with `dlsym`.
 #[no_mangle]
-pub static liburing_rs_diag_hooks: Hooks = Hooks {
-    version: HOOKS_VERSION,
-    init,
-    setup,
-    before,
-    after,
-    register,
-    exit,
-};
+pub static liburing_rs_diag_hooks: Hooks = Hooks { version: HOOKS_VERSION, init, setup, before, after, register, exit };
 
 /// Reads the settings; true when tracing or checking is on.
 extern "C" fn init(lib: &'static Lib) -> bool {
@@ -63,8 +55,11 @@ extern "C" fn init(lib: &'static Lib) -> bool {
             Some(b"json") => FORMAT.store(JSON, Ordering::Relaxed),
             Some(other) => {
                 let mut o = Out::new(2, -1);
-                o.begin().s("liburing-rs: LIBURING_RS_TRACE_FORMAT ").quoted(other)
-                    .s(" is neither text nor json; tracing as text").end();
+                o.begin()
+                    .s("liburing-rs: LIBURING_RS_TRACE_FORMAT ")
+                    .quoted(other)
+                    .s(" is neither text nor json; tracing as text")
+                    .end();
                 o.flush();
             }
         }
@@ -130,8 +125,13 @@ fn open_trace_file(pattern: &[u8]) -> i32 {
     if fd < 0 {
         let err = errno();
         let mut o = Out::new(2, -1);
-        o.begin().s("liburing-rs: cannot open LIBURING_RS_TRACE file ").quoted(name).s(" (").res(-err)
-            .s("), tracing to stderr").end();
+        o.begin()
+            .s("liburing-rs: cannot open LIBURING_RS_TRACE file ")
+            .quoted(name)
+            .s(" (")
+            .res(-err)
+            .s("), tracing to stderr")
+            .end();
         o.flush();
         return 2;
     }
@@ -476,8 +476,17 @@ fn submissions(st: &mut State, i: Option<usize>, v: &RingView, stamp: &Stamp, o:
             let seq = st.last_seq;
             if !quiet_chain {
                 let old = st.depart(Flight {
-                    ring: id, epoch, user_data: s.user_data, t: stamp.mono, opcode: s.opcode, sqe_flags: s.flags,
-                    tid: stamp.tid, fd: s.fd, len: s.len, seq, link_in,
+                    ring: id,
+                    epoch,
+                    user_data: s.user_data,
+                    t: stamp.mono,
+                    opcode: s.opcode,
+                    sqe_flags: s.flags,
+                    tid: stamp.tid,
+                    fd: s.fd,
+                    len: s.len,
+                    seq,
+                    link_in,
                 });
                 // A request whose completion we never saw, now forgotten.
                 if let Some(old) = old.filter(|_| o.timeline()) {
@@ -813,7 +822,14 @@ extern "C" fn exit(ring: *const IoUring) {
             let overflow = if v.mapped() { v.cq_overflow() } else { 0 };
             let lane = if o.timeline() { lane(st, i, stamp.tid, None, stamp.pid, &mut o.trace) } else { 0 };
             let r = st.ring(i);
-            let e = trace::Exit { submitted: r.submitted, traced: r.traced, lost: r.lost, peak: r.peak, overflow, waited: r.waited };
+            let e = trace::Exit {
+                submitted: r.submitted,
+                traced: r.traced,
+                lost: r.lost,
+                peak: r.peak,
+                overflow,
+                waited: r.waited,
+            };
             if o.tracing() {
                 trace::exit(&mut o.trace, &stamp, name, &e);
             }

@@ -81,52 +81,126 @@ impl Ops {
 
 /// Requests that act on `fd` (the kernel resolves it before preparing them).
 const NEEDS_FILE: Ops = Ops::of(&[
-    IORING_OP_READV, IORING_OP_WRITEV, IORING_OP_FSYNC, IORING_OP_READ_FIXED, IORING_OP_WRITE_FIXED,
-    IORING_OP_POLL_ADD, IORING_OP_SYNC_FILE_RANGE, IORING_OP_SENDMSG, IORING_OP_RECVMSG,
-    IORING_OP_ACCEPT, IORING_OP_CONNECT, IORING_OP_FALLOCATE, IORING_OP_READ, IORING_OP_WRITE,
-    IORING_OP_FADVISE, IORING_OP_SEND, IORING_OP_RECV, IORING_OP_SPLICE, IORING_OP_TEE,
-    IORING_OP_SHUTDOWN, IORING_OP_MSG_RING, IORING_OP_FSETXATTR, IORING_OP_FGETXATTR,
-    IORING_OP_URING_CMD, IORING_OP_SEND_ZC, IORING_OP_SENDMSG_ZC, IORING_OP_READ_MULTISHOT,
-    IORING_OP_FIXED_FD_INSTALL, IORING_OP_FTRUNCATE, IORING_OP_BIND, IORING_OP_LISTEN,
-    IORING_OP_RECV_ZC, IORING_OP_EPOLL_WAIT, IORING_OP_READV_FIXED, IORING_OP_WRITEV_FIXED,
+    IORING_OP_READV,
+    IORING_OP_WRITEV,
+    IORING_OP_FSYNC,
+    IORING_OP_READ_FIXED,
+    IORING_OP_WRITE_FIXED,
+    IORING_OP_POLL_ADD,
+    IORING_OP_SYNC_FILE_RANGE,
+    IORING_OP_SENDMSG,
+    IORING_OP_RECVMSG,
+    IORING_OP_ACCEPT,
+    IORING_OP_CONNECT,
+    IORING_OP_FALLOCATE,
+    IORING_OP_READ,
+    IORING_OP_WRITE,
+    IORING_OP_FADVISE,
+    IORING_OP_SEND,
+    IORING_OP_RECV,
+    IORING_OP_SPLICE,
+    IORING_OP_TEE,
+    IORING_OP_SHUTDOWN,
+    IORING_OP_MSG_RING,
+    IORING_OP_FSETXATTR,
+    IORING_OP_FGETXATTR,
+    IORING_OP_URING_CMD,
+    IORING_OP_SEND_ZC,
+    IORING_OP_SENDMSG_ZC,
+    IORING_OP_READ_MULTISHOT,
+    IORING_OP_FIXED_FD_INSTALL,
+    IORING_OP_FTRUNCATE,
+    IORING_OP_BIND,
+    IORING_OP_LISTEN,
+    IORING_OP_RECV_ZC,
+    IORING_OP_EPOLL_WAIT,
+    IORING_OP_READV_FIXED,
+    IORING_OP_WRITEV_FIXED,
     IORING_OP_URING_CMD128,
 ]);
 
 /// Requests that may pick a provided buffer (IOSQE_BUFFER_SELECT).
 const BUFFER_SELECT: Ops = Ops::of(&[
-    IORING_OP_READV, IORING_OP_RECVMSG, IORING_OP_READ, IORING_OP_SEND, IORING_OP_RECV,
-    IORING_OP_READ_MULTISHOT, IORING_OP_URING_CMD, IORING_OP_URING_CMD128,
+    IORING_OP_READV,
+    IORING_OP_RECVMSG,
+    IORING_OP_READ,
+    IORING_OP_SEND,
+    IORING_OP_RECV,
+    IORING_OP_READ_MULTISHOT,
+    IORING_OP_URING_CMD,
+    IORING_OP_URING_CMD128,
 ]);
 
 /// Requests whose `ioprio` means something (a priority or command flags).
 const IOPRIO: Ops = Ops::of(&[
-    IORING_OP_READV, IORING_OP_WRITEV, IORING_OP_READ_FIXED, IORING_OP_WRITE_FIXED,
-    IORING_OP_SENDMSG, IORING_OP_RECVMSG, IORING_OP_ACCEPT, IORING_OP_READ, IORING_OP_WRITE,
-    IORING_OP_SEND, IORING_OP_RECV, IORING_OP_SEND_ZC, IORING_OP_SENDMSG_ZC, IORING_OP_READ_MULTISHOT,
-    IORING_OP_RECV_ZC, IORING_OP_READV_FIXED, IORING_OP_WRITEV_FIXED, IORING_OP_URING_CMD,
+    IORING_OP_READV,
+    IORING_OP_WRITEV,
+    IORING_OP_READ_FIXED,
+    IORING_OP_WRITE_FIXED,
+    IORING_OP_SENDMSG,
+    IORING_OP_RECVMSG,
+    IORING_OP_ACCEPT,
+    IORING_OP_READ,
+    IORING_OP_WRITE,
+    IORING_OP_SEND,
+    IORING_OP_RECV,
+    IORING_OP_SEND_ZC,
+    IORING_OP_SENDMSG_ZC,
+    IORING_OP_READ_MULTISHOT,
+    IORING_OP_RECV_ZC,
+    IORING_OP_READV_FIXED,
+    IORING_OP_WRITEV_FIXED,
+    IORING_OP_URING_CMD,
     IORING_OP_URING_CMD128,
 ]);
 
 /// Requests an IORING_SETUP_IOPOLL ring accepts.
 const IOPOLL: Ops = Ops::of(&[
-    IORING_OP_NOP, IORING_OP_READV, IORING_OP_WRITEV, IORING_OP_READ_FIXED, IORING_OP_WRITE_FIXED,
-    IORING_OP_FILES_UPDATE, IORING_OP_READ, IORING_OP_WRITE, IORING_OP_PROVIDE_BUFFERS,
-    IORING_OP_REMOVE_BUFFERS, IORING_OP_MSG_RING, IORING_OP_URING_CMD, IORING_OP_READV_FIXED,
-    IORING_OP_WRITEV_FIXED, IORING_OP_NOP128, IORING_OP_URING_CMD128,
+    IORING_OP_NOP,
+    IORING_OP_READV,
+    IORING_OP_WRITEV,
+    IORING_OP_READ_FIXED,
+    IORING_OP_WRITE_FIXED,
+    IORING_OP_FILES_UPDATE,
+    IORING_OP_READ,
+    IORING_OP_WRITE,
+    IORING_OP_PROVIDE_BUFFERS,
+    IORING_OP_REMOVE_BUFFERS,
+    IORING_OP_MSG_RING,
+    IORING_OP_URING_CMD,
+    IORING_OP_READV_FIXED,
+    IORING_OP_WRITEV_FIXED,
+    IORING_OP_NOP128,
+    IORING_OP_URING_CMD128,
 ]);
 
 /// Requests that take a path or a dirfd and refuse IOSQE_FIXED_FILE.
 const NO_FIXED_FILE: Ops = Ops::of(&[
-    IORING_OP_OPENAT, IORING_OP_OPENAT2, IORING_OP_CLOSE, IORING_OP_STATX, IORING_OP_RENAMEAT,
-    IORING_OP_UNLINKAT, IORING_OP_MKDIRAT, IORING_OP_SYMLINKAT, IORING_OP_LINKAT,
+    IORING_OP_OPENAT,
+    IORING_OP_OPENAT2,
+    IORING_OP_CLOSE,
+    IORING_OP_STATX,
+    IORING_OP_RENAMEAT,
+    IORING_OP_UNLINKAT,
+    IORING_OP_MKDIRAT,
+    IORING_OP_SYMLINKAT,
+    IORING_OP_LINKAT,
 ]);
 
 /// Requests that move `len` bytes at `addr` (or `len` iovecs), and fault on
 /// a NULL `addr` unless a provided buffer is selected.
 const ADDR_LEN: Ops = Ops::of(&[
-    IORING_OP_READV, IORING_OP_WRITEV, IORING_OP_READ_FIXED, IORING_OP_WRITE_FIXED,
-    IORING_OP_READ, IORING_OP_WRITE, IORING_OP_SEND, IORING_OP_RECV, IORING_OP_SEND_ZC,
-    IORING_OP_READV_FIXED, IORING_OP_WRITEV_FIXED,
+    IORING_OP_READV,
+    IORING_OP_WRITEV,
+    IORING_OP_READ_FIXED,
+    IORING_OP_WRITE_FIXED,
+    IORING_OP_READ,
+    IORING_OP_WRITE,
+    IORING_OP_SEND,
+    IORING_OP_RECV,
+    IORING_OP_SEND_ZC,
+    IORING_OP_READV_FIXED,
+    IORING_OP_WRITEV_FIXED,
 ]);
 
 /// Fields a request must leave zero, as the kernel's prep checks them.
@@ -150,8 +224,8 @@ fn reserved(op: u8) -> &'static [Field] {
         IORING_OP_LINK_TIMEOUT => &[BufIndex, FileIndex, Off],
         IORING_OP_OPENAT | IORING_OP_OPENAT2 => &[BufIndex],
         IORING_OP_CLOSE => &[Off, Addr, Len, OpFlags, BufIndex],
-        IORING_OP_STATX | IORING_OP_RENAMEAT | IORING_OP_UNLINKAT | IORING_OP_MKDIRAT
-        | IORING_OP_SYMLINKAT | IORING_OP_LINKAT => &[BufIndex, FileIndex],
+        IORING_OP_STATX | IORING_OP_RENAMEAT | IORING_OP_UNLINKAT | IORING_OP_MKDIRAT | IORING_OP_SYMLINKAT
+        | IORING_OP_LINKAT => &[BufIndex, FileIndex],
         IORING_OP_FIXED_FD_INSTALL => &[Off, Addr, Len, BufIndex, FileIndex, Addr3],
         IORING_OP_PIPE => &[Off, Addr3],
         _ => &[],
@@ -215,7 +289,16 @@ pub struct Batch {
 /// `flags`. `earlier` is a request with the same user_data still in
 /// flight, `now` the submission time.
 #[allow(clippy::too_many_arguments)]
-pub fn sqe(rep: &mut Report, r: &mut Ring, flags: u32, b: &mut Batch, idx: u32, s: &Sqe, earlier: Option<Flight>, now: u64) {
+pub fn sqe(
+    rep: &mut Report,
+    r: &mut Ring,
+    flags: u32,
+    b: &mut Batch,
+    idx: u32,
+    s: &Sqe,
+    earlier: Option<Flight>,
+    now: u64,
+) {
     let op = s.opcode;
     let name = decode::opcode(op);
     // The ring's own answer (kernel or engine), else the kernel's.
@@ -236,8 +319,10 @@ pub fn sqe(rep: &mut Report, r: &mut Ring, flags: u32, b: &mut Batch, idx: u32, 
     if matches!(op, IORING_OP_NOP128 | IORING_OP_URING_CMD128)
         && flags & (IORING_SETUP_SQE128 | IORING_SETUP_SQE_MIXED) == 0
     {
-        rep.sqe_line(false, idx, s, "opcode").s(name)
-            .s(" takes a 128-byte SQE; the ring has neither IORING_SETUP_SQE128 nor IORING_SETUP_SQE_MIXED").end();
+        rep.sqe_line(false, idx, s, "opcode")
+            .s(name)
+            .s(" takes a 128-byte SQE; the ring has neither IORING_SETUP_SQE128 nor IORING_SETUP_SQE_MIXED")
+            .end();
     }
     if flags & IORING_SETUP_IOPOLL != 0 && !IOPOLL.has(op) {
         rep.sqe_line(false, idx, s, "opcode").s(name).s(" cannot run on an IORING_SETUP_IOPOLL ring").end();
@@ -253,8 +338,12 @@ pub fn sqe(rep: &mut Report, r: &mut Ring, flags: u32, b: &mut Batch, idx: u32, 
         }
     }
     if matches!(op, IORING_OP_TIMEOUT | IORING_OP_LINK_TIMEOUT) && s.len != 1 {
-        rep.sqe_line(false, idx, s, "len").s("must be 1 (one timespec) for ").s(name)
-            .s(", it is ").u(s.len as u64).end();
+        rep.sqe_line(false, idx, s, "len")
+            .s("must be 1 (one timespec) for ")
+            .s(name)
+            .s(", it is ")
+            .u(s.len as u64)
+            .end();
     }
     files(rep, r, idx, s);
     buffers(rep, r, idx, s);
@@ -265,13 +354,17 @@ pub fn sqe(rep: &mut Report, r: &mut Ring, flags: u32, b: &mut Batch, idx: u32, 
         r.add_group(s.buf_index);
     }
     if s.flags & IOSQE_BUFFER_SELECT != 0 && BUFFER_SELECT.has(op) && !r.has_group(s.buf_index) {
-        rep.sqe_line(false, idx, s, "buf_group").s("IOSQE_BUFFER_SELECT from group ").u(s.buf_index as u64)
-            .s(", which has no buffers registered (no IORING_REGISTER_PBUF_RING or PROVIDE_BUFFERS seen)").end();
+        rep.sqe_line(false, idx, s, "buf_group")
+            .s("IOSQE_BUFFER_SELECT from group ")
+            .u(s.buf_index as u64)
+            .s(", which has no buffers registered (no IORING_REGISTER_PBUF_RING or PROVIDE_BUFFERS seen)")
+            .end();
     }
     if op == IORING_OP_LINK_TIMEOUT {
         if !b.linked {
             rep.sqe_line(false, idx, s, "opcode")
-                .s("LINK_TIMEOUT must directly follow a request that has IOSQE_IO_LINK set").end();
+                .s("LINK_TIMEOUT must directly follow a request that has IOSQE_IO_LINK set")
+                .end();
         } else if b.prev_op == IORING_OP_LINK_TIMEOUT {
             rep.sqe_line(false, idx, s, "opcode").s("LINK_TIMEOUT cannot follow another LINK_TIMEOUT").end();
         }
@@ -286,8 +379,14 @@ pub fn sqe(rep: &mut Report, r: &mut Ring, flags: u32, b: &mut Batch, idx: u32, 
     if let Some(f) = earlier {
         if f.epoch == r.epoch && f.t != now && s.user_data != 0 {
             let prev = decode::opcode(f.opcode).unwrap_or("?");
-            rep.sqe_line(true, idx, s, "user_data").hex(s.user_data).s(" is already in flight (")
-                .s(prev).s(" submitted ").dur(now.saturating_sub(f.t)).s(" ago, no completion seen)").end();
+            rep.sqe_line(true, idx, s, "user_data")
+                .hex(s.user_data)
+                .s(" is already in flight (")
+                .s(prev)
+                .s(" submitted ")
+                .dur(now.saturating_sub(f.t))
+                .s(" ago, no completion seen)")
+                .end();
         }
     }
 }
@@ -302,8 +401,11 @@ fn sqe_flags(rep: &mut Report, r: &mut Ring, idx: u32, s: &Sqe, name: &str) {
         rep.sqe_line(false, idx, s, "flags").s("IOSQE_BUFFER_SELECT is not accepted by ").s(name).end();
     }
     if s.flags & IOSQE_FIXED_FILE != 0 && NO_FIXED_FILE.has(op) {
-        rep.sqe_line(false, idx, s, "flags").s("IOSQE_FIXED_FILE is not accepted by ").s(name)
-            .s(" (direct descriptors go in file_index)").end();
+        rep.sqe_line(false, idx, s, "flags")
+            .s("IOSQE_FIXED_FILE is not accepted by ")
+            .s(name)
+            .s(" (direct descriptors go in file_index)")
+            .end();
     }
     if op == IORING_OP_FIXED_FD_INSTALL && s.flags & IOSQE_FIXED_FILE == 0 {
         rep.sqe_line(false, idx, s, "flags").s("FIXED_FD_INSTALL needs IOSQE_FIXED_FILE").end();
@@ -313,7 +415,8 @@ fn sqe_flags(rep: &mut Report, r: &mut Ring, idx: u32, s: &Sqe, name: &str) {
     }
     if s.flags & IOSQE_IO_DRAIN != 0 && r.skip_used {
         rep.sqe_line(false, idx, s, "flags")
-            .s("IOSQE_IO_DRAIN is refused once IOSQE_CQE_SKIP_SUCCESS has been used on the ring").end();
+            .s("IOSQE_IO_DRAIN is refused once IOSQE_CQE_SKIP_SUCCESS has been used on the ring")
+            .end();
     }
 }
 
@@ -323,8 +426,7 @@ fn files(rep: &mut Report, r: &Ring, idx: u32, s: &Sqe) {
     }
     if s.flags & IOSQE_FIXED_FILE == 0 {
         if s.fd < 0 {
-            rep.sqe_line(false, idx, s, "fd").i(s.fd as i64)
-                .s(" is negative and IOSQE_FIXED_FILE is not set").end();
+            rep.sqe_line(false, idx, s, "fd").i(s.fd as i64).s(" is negative and IOSQE_FIXED_FILE is not set").end();
         }
         return;
     }
@@ -364,8 +466,18 @@ fn buffers(rep: &mut Report, r: &Ring, idx: u32, s: &Sqe) {
     let vectored = matches!(s.opcode, IORING_OP_READV_FIXED | IORING_OP_WRITEV_FIXED | IORING_OP_SENDMSG_ZC);
     let end = s.addr.checked_add(s.len as u64);
     if !vectored && (s.addr < base || end.is_none_or(|e| e > base + len)) {
-        rep.sqe_line(false, idx, s, "addr").hex(s.addr).s("+").u(s.len as u64)
-            .s(" is outside registered buffer ").u(i as u64).s(" (").hex(base).s("+").u(len).s(")").end();
+        rep.sqe_line(false, idx, s, "addr")
+            .hex(s.addr)
+            .s("+")
+            .u(s.len as u64)
+            .s(" is outside registered buffer ")
+            .u(i as u64)
+            .s(" (")
+            .hex(base)
+            .s("+")
+            .u(len)
+            .s(")")
+            .end();
     }
 }
 
@@ -374,7 +486,8 @@ pub fn end_of_batch(rep: &mut Report, b: &Batch) {
     if b.linked {
         let (idx, s) = b.last;
         rep.sqe_line(false, idx, &s, "flags")
-            .s("IOSQE_IO_LINK on the last request of the submission leaves the chain open").end();
+            .s("IOSQE_IO_LINK on the last request of the submission leaves the chain open")
+            .end();
     }
 }
 
@@ -390,16 +503,27 @@ pub fn cq_head(rep: &mut Report, r: &mut Ring, head: u32, tail: u32) -> bool {
     if ahead > 0 {
         if r.bad_head != Some(head) {
             r.bad_head = Some(head);
-            rep.ring_line(false).s("CQ head ").u(head as u64).s(" is past the kernel's tail ").u(tail as u64)
-                .s(": io_uring_cqe_seen/io_uring_cq_advance consumed ").u(ahead as u64)
-                .s(" completion(s) that were never posted").end();
+            rep.ring_line(false)
+                .s("CQ head ")
+                .u(head as u64)
+                .s(" is past the kernel's tail ")
+                .u(tail as u64)
+                .s(": io_uring_cqe_seen/io_uring_cq_advance consumed ")
+                .u(ahead as u64)
+                .s(" completion(s) that were never posted")
+                .end();
         }
         return false;
     }
     let back = r.cq_head.wrapping_sub(head) as i32;
     if back > 0 {
-        rep.ring_line(false).s("CQ head moved backwards from ").u(r.cq_head as u64).s(" to ")
-            .u(head as u64).s(": only io_uring_cqe_seen/io_uring_cq_advance may move it, forwards").end();
+        rep.ring_line(false)
+            .s("CQ head moved backwards from ")
+            .u(r.cq_head as u64)
+            .s(" to ")
+            .u(head as u64)
+            .s(": only io_uring_cqe_seen/io_uring_cq_advance may move it, forwards")
+            .end();
     }
     r.bad_head = None;
     true
@@ -414,7 +538,10 @@ pub enum Dead {
 
 /// A call on a `struct io_uring` that holds no usable ring.
 pub fn dead_ring(out: &mut Out, addr: usize, why: Dead) {
-    out.begin().s("liburing-rs check: ring at ").hex(addr as u64).s(": ")
+    out.begin()
+        .s("liburing-rs check: ring at ")
+        .hex(addr as u64)
+        .s(": ")
         .s(match why {
             Dead::Exited => "used after io_uring_queue_exit (the call fails with -EBADF)",
             Dead::NeverSetUp => "not set up (never initialised, or its setup failed)",

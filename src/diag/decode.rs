@@ -130,10 +130,23 @@ mod tests {
 
     #[test]
     fn tables_pair_up() {
-        for t in [&SQE_FLAGS, &CQE_FLAGS, &POLL_EVENTS, &POLL_CMD, &MSG_FLAGS, &NET_IOPRIO, &ACCEPT_IOPRIO,
-            &SOCK_FLAGS, &OPEN_FLAGS, &AT_FLAGS, &RW_FLAGS, &TIMEOUT_FLAGS, &CANCEL_FLAGS, &FSYNC_FLAGS,
-            &MSG_RING_FLAGS]
-        {
+        for t in [
+            &SQE_FLAGS,
+            &CQE_FLAGS,
+            &POLL_EVENTS,
+            &POLL_CMD,
+            &MSG_FLAGS,
+            &NET_IOPRIO,
+            &ACCEPT_IOPRIO,
+            &SOCK_FLAGS,
+            &OPEN_FLAGS,
+            &AT_FLAGS,
+            &RW_FLAGS,
+            &TIMEOUT_FLAGS,
+            &CANCEL_FLAGS,
+            &FSYNC_FLAGS,
+            &MSG_RING_FLAGS,
+        ] {
             assert!(t.pairs().count() > 0);
             assert_eq!(t.of(t.pairs().last().unwrap().0), t.pairs().last().map(|e| e.1));
         }

@@ -74,7 +74,10 @@ pub fn header(out: &mut Out, pid: i32, first: bool) {
     }
     let name = comm.get(..n).unwrap_or(&[]);
     let name = name.strip_suffix(b"\n").unwrap_or(name);
-    out.begin().s(if first { "[" } else { "," }).s("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":").i(pid as i64)
+    out.begin()
+        .s(if first { "[" } else { "," })
+        .s("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":")
+        .i(pid as i64)
         .s(",\"tid\":0,\"args\":{\"name\":");
     string(out, name).s("}}").end();
 }
@@ -88,7 +91,11 @@ fn event<'a>(out: &'a mut Out, ph: &str, pid: i32, lane: u32, t: u64) -> &'a mut
 /// Names lane `k` of thread `tid`'s track on `ring` (None: the lane of its
 /// library calls).
 pub fn lane_name(out: &mut Out, pid: i32, lane: u32, ring: RingName, tid: i32, k: Option<usize>) {
-    out.begin().s(",{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":").i(pid as i64).s(",\"tid\":").u(lane as u64)
+    out.begin()
+        .s(",{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":")
+        .i(pid as i64)
+        .s(",\"tid\":")
+        .u(lane as u64)
         .s(",\"args\":{\"name\":\"ring ");
     if ring.is_index {
         out.s("reg:");
@@ -104,8 +111,15 @@ pub fn lane_name(out: &mut Out, pid: i32, lane: u32, ring: RingName, tid: i32, k
         }
     }
     out.s("\"}}").end();
-    out.begin().s(",{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":").i(pid as i64).s(",\"tid\":")
-        .u(lane as u64).s(",\"args\":{\"sort_index\":").u(lane as u64).s("}}").end();
+    out.begin()
+        .s(",{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":")
+        .i(pid as i64)
+        .s(",\"tid\":")
+        .u(lane as u64)
+        .s(",\"args\":{\"sort_index\":")
+        .u(lane as u64)
+        .s("}}")
+        .end();
 }
 
 /// A request from submission (`f.t`) to its last completion `c` at `end`,
@@ -114,10 +128,23 @@ pub fn slice(out: &mut Out, pid: i32, lane: u32, ring: RingName, f: &Flight, c: 
     event(out, "X", pid, lane, f.t).s(",\"dur\":");
     ts(out, end.saturating_sub(f.t)).s(",\"cat\":\"request\",\"name\":");
     op_str(out, f.opcode).s(",\"args\":{\"ring\":");
-    ring_str(out, ring).s(",\"tid\":").i(f.tid as i64).s(",\"fd\":").i(f.fd as i64)
-        .s(",\"len\":").u(f.len as u64).s(",\"user_data\":\"").hex(f.user_data).s("\",\"res\":");
-    res(out, c.res).s(",\"flags\":\"").flags(f.sqe_flags as u64, &decode::SQE_FLAGS)
-        .s("\",\"cqe_flags\":\"").cqe_flags(c.flags).s("\"}}").end();
+    ring_str(out, ring)
+        .s(",\"tid\":")
+        .i(f.tid as i64)
+        .s(",\"fd\":")
+        .i(f.fd as i64)
+        .s(",\"len\":")
+        .u(f.len as u64)
+        .s(",\"user_data\":\"")
+        .hex(f.user_data)
+        .s("\",\"res\":");
+    res(out, c.res)
+        .s(",\"flags\":\"")
+        .flags(f.sqe_flags as u64, &decode::SQE_FLAGS)
+        .s("\",\"cqe_flags\":\"")
+        .cqe_flags(c.flags)
+        .s("\"}}")
+        .end();
     flows(out, pid, lane, f, f.t + end.saturating_sub(f.t) / 2);
 }
 
@@ -125,8 +152,11 @@ pub fn slice(out: &mut Out, pid: i32, lane: u32, ring: RingName, f: &Flight, c: 
 /// at `t`, inside it (viewers bind a flow to the slice enclosing it).
 fn flows(out: &mut Out, pid: i32, lane: u32, f: &Flight, t: u64) {
     if f.link_in != 0 {
-        event(out, "f", pid, lane, t).s(",\"bp\":\"e\",\"cat\":\"link\",\"name\":\"link\",\"id\":")
-            .u(f.link_in as u64).s("}").end();
+        event(out, "f", pid, lane, t)
+            .s(",\"bp\":\"e\",\"cat\":\"link\",\"name\":\"link\",\"id\":")
+            .u(f.link_in as u64)
+            .s("}")
+            .end();
     }
     if f.sqe_flags & (crate::sys::IOSQE_IO_LINK | crate::sys::IOSQE_IO_HARDLINK) != 0 {
         event(out, "s", pid, lane, t).s(",\"cat\":\"link\",\"name\":\"link\",\"id\":").u(f.seq as u64).s("}").end();
@@ -160,16 +190,28 @@ pub fn cqe(out: &mut Out, pid: i32, lane: u32, ring: RingName, c: &Cqe, op: Opti
 pub fn unfinished(out: &mut Out, pid: i32, lane: u32, ring: RingName, f: &Flight) {
     event(out, "i", pid, lane, f.t).s(",\"s\":\"t\",\"cat\":\"unfinished\",\"name\":");
     op_str(out, f.opcode).s(",\"args\":{\"ring\":");
-    ring_str(out, ring).s(",\"tid\":").i(f.tid as i64).s(",\"fd\":").i(f.fd as i64)
-        .s(",\"user_data\":\"").hex(f.user_data).s("\"}}").end();
+    ring_str(out, ring)
+        .s(",\"tid\":")
+        .i(f.tid as i64)
+        .s(",\"fd\":")
+        .i(f.fd as i64)
+        .s(",\"user_data\":\"")
+        .hex(f.user_data)
+        .s("\"}}")
+        .end();
     flows(out, pid, lane, f, f.t);
 }
 
 /// The ring's two counters.
 pub fn counters(out: &mut Out, pid: i32, ring: RingName, t: u64, in_flight: u32, cq_waiting: u32) {
     event(out, "C", pid, 0, t).s(",\"name\":");
-    ring_str(out, ring).s(",\"args\":{\"in_flight\":").u(in_flight as u64).s(",\"cq_waiting\":")
-        .u(cq_waiting as u64).s("}}").end();
+    ring_str(out, ring)
+        .s(",\"args\":{\"in_flight\":")
+        .u(in_flight as u64)
+        .s(",\"cq_waiting\":")
+        .u(cq_waiting as u64)
+        .s("}}")
+        .end();
 }
 
 /// An instant on `lane` named `name`; the caller writes the arguments

@@ -119,7 +119,6 @@ fn env(name: &CStr) -> Option<&'static [u8]> {
     crate::sys::env::get(name).filter(|s| !s.is_empty() && *s != b"0")
 }
 
-
 /// Reads the environment, once per process; loads the diagnostics if asked.
 #[cold]
 #[inline(never)]
@@ -162,27 +161,31 @@ fn load() -> Option<&'static Hooks> {
         } else {
             b""
         };
-        path.push(dir_of(me)).push(DIAG_SO).open_hooks().or_else(|| {
-            let mut real = Path::new();
-            real.push(me);
-            let mut target = Path::new();
-            // SAFETY: both buffers are NUL-terminated and 4096 bytes, at
-            // least PATH_MAX; realpath writes at most that.
-            let r = unsafe { libc::realpath(real.buf.as_ptr().cast(), target.buf.as_mut_ptr().cast()) };
-            if r.is_null() {
-                return None;
-            }
-            // SAFETY: realpath wrote a NUL-terminated path into target.
-            let t = unsafe { CStr::from_ptr(target.buf.as_ptr().cast()) }.to_bytes();
-            if dir_of(t) == dir_of(me) {
-                return None;
-            }
-            path = Path::new();
-            path.push(dir_of(t)).push(DIAG_SO).open_hooks()
-        }).or_else(|| {
-            path = Path::new();
-            path.push(DIAG_SO).open_hooks()
-        })
+        path.push(dir_of(me))
+            .push(DIAG_SO)
+            .open_hooks()
+            .or_else(|| {
+                let mut real = Path::new();
+                real.push(me);
+                let mut target = Path::new();
+                // SAFETY: both buffers are NUL-terminated and 4096 bytes, at
+                // least PATH_MAX; realpath writes at most that.
+                let r = unsafe { libc::realpath(real.buf.as_ptr().cast(), target.buf.as_mut_ptr().cast()) };
+                if r.is_null() {
+                    return None;
+                }
+                // SAFETY: realpath wrote a NUL-terminated path into target.
+                let t = unsafe { CStr::from_ptr(target.buf.as_ptr().cast()) }.to_bytes();
+                if dir_of(t) == dir_of(me) {
+                    return None;
+                }
+                path = Path::new();
+                path.push(dir_of(t)).push(DIAG_SO).open_hooks()
+            })
+            .or_else(|| {
+                path = Path::new();
+                path.push(DIAG_SO).open_hooks()
+            })
     };
     if found.is_none() {
         // SAFETY: dlerror returns null or a NUL-terminated message.
@@ -194,8 +197,11 @@ fn load() -> Option<&'static Hooks> {
             unsafe { CStr::from_ptr(why) }.to_bytes()
         };
         let mut line = Path::new();
-        line.push(b"liburing-rs: diagnostics off, cannot load ").push(path.text()).push(b" (")
-            .push(why).push(b"); LIBURING_RS_DIAG_LIB names its path\n");
+        line.push(b"liburing-rs: diagnostics off, cannot load ")
+            .push(path.text())
+            .push(b" (")
+            .push(why)
+            .push(b"); LIBURING_RS_DIAG_LIB names its path\n");
         // SAFETY: the bytes are initialised; a failed write is ignored.
         unsafe { libc::write(2, line.buf.as_ptr().cast(), line.len) };
     }

@@ -43,9 +43,11 @@ impl Names {
     /// (value, name) pairs, in table order.
     pub fn pairs(&self) -> impl Iterator<Item = (u32, &'static str)> + '_ {
         let dense = self.vals.is_empty();
-        self.names.split(' ').filter(|n| !n.is_empty()).enumerate().map(move |(i, n)| {
-            (if dense { i as u32 } else { self.vals[i] }, n)
-        })
+        self.names
+            .split(' ')
+            .filter(|n| !n.is_empty())
+            .enumerate()
+            .map(move |(i, n)| (if dense { i as u32 } else { self.vals[i] }, n))
     }
 
     pub fn count(&self) -> usize {
@@ -266,8 +268,10 @@ mod tests {
         assert_eq!(opcode(IORING_OP_LAST), None);
         assert_eq!(OPCODES.count(), IORING_OP_LAST as usize);
         assert_eq!(register_op(IORING_REGISTER_PBUF_RING), Some("REGISTER_PBUF_RING"));
-        assert_eq!(register_op(IORING_REGISTER_BPF_FILTER | IORING_REGISTER_USE_REGISTERED_RING),
-            Some("REGISTER_BPF_FILTER"));
+        assert_eq!(
+            register_op(IORING_REGISTER_BPF_FILTER | IORING_REGISTER_USE_REGISTERED_RING),
+            Some("REGISTER_BPF_FILTER")
+        );
         assert_eq!(register_op(IORING_REGISTER_LAST), None);
         assert_eq!(REGISTER_OPS.count(), IORING_REGISTER_LAST as usize);
     }

@@ -28,7 +28,14 @@ static SPACES: [u8; PAGE as usize] = [b' '; PAGE as usize];
 
 impl Out {
     pub fn new(fd: i32, copy_fd: i32) -> Out {
-        Out { fd, buf: [0; BUF], len: 0, line_start: 0, copy_fd: if copy_fd == fd { -1 } else { copy_fd }, page_safe: false }
+        Out {
+            fd,
+            buf: [0; BUF],
+            len: 0,
+            line_start: 0,
+            copy_fd: if copy_fd == fd { -1 } else { copy_fd },
+            page_safe: false,
+        }
     }
 
     /// From now on, a line that would straddle a page boundary of the file
@@ -336,30 +343,81 @@ mod tests {
 
     #[test]
     fn numbers() {
-        assert_eq!(text(|o| { o.u(0).s(" ").u(18446744073709551615).s(" ").i(-42); }),
-            "0 18446744073709551615 -42");
-        assert_eq!(text(|o| { o.hex(0).s(" ").hex(0xdead_beef).s(" ").oct(0o644).s(" ").oct(0); }),
-            "0x0 0xdeadbeef 0644 0");
-        assert_eq!(text(|o| { o.u_pad(7, 3); }), "007");
+        assert_eq!(
+            text(|o| {
+                o.u(0).s(" ").u(18446744073709551615).s(" ").i(-42);
+            }),
+            "0 18446744073709551615 -42"
+        );
+        assert_eq!(
+            text(|o| {
+                o.hex(0).s(" ").hex(0xdead_beef).s(" ").oct(0o644).s(" ").oct(0);
+            }),
+            "0x0 0xdeadbeef 0644 0"
+        );
+        assert_eq!(
+            text(|o| {
+                o.u_pad(7, 3);
+            }),
+            "007"
+        );
     }
 
     #[test]
     fn flag_words() {
         let v = (crate::sys::IOSQE_IO_LINK | crate::sys::IOSQE_FIXED_FILE) as u64;
-        assert_eq!(text(|o| { o.flags(v, &decode::SQE_FLAGS); }), "FIXED_FILE|LINK");
-        assert_eq!(text(|o| { o.flags(0x80, &decode::SQE_FLAGS); }), "0x80");
-        assert_eq!(text(|o| { o.flags(0, &decode::SQE_FLAGS); }), "0");
-        assert_eq!(text(|o| { o.cqe_flags((17 << 16) | 3); }), "F_BUFFER(17)|F_MORE");
-        assert_eq!(text(|o| { o.res(-libc::EAGAIN).s(" ").res(4096); }), "-EAGAIN 4096");
+        assert_eq!(
+            text(|o| {
+                o.flags(v, &decode::SQE_FLAGS);
+            }),
+            "FIXED_FILE|LINK"
+        );
+        assert_eq!(
+            text(|o| {
+                o.flags(0x80, &decode::SQE_FLAGS);
+            }),
+            "0x80"
+        );
+        assert_eq!(
+            text(|o| {
+                o.flags(0, &decode::SQE_FLAGS);
+            }),
+            "0"
+        );
+        assert_eq!(
+            text(|o| {
+                o.cqe_flags((17 << 16) | 3);
+            }),
+            "F_BUFFER(17)|F_MORE"
+        );
+        assert_eq!(
+            text(|o| {
+                o.res(-libc::EAGAIN).s(" ").res(4096);
+            }),
+            "-EAGAIN 4096"
+        );
     }
 
     #[test]
     fn times_and_strings() {
-        assert_eq!(text(|o| { o.dur(850).s(" ").dur(12_345).s(" ").dur(1_500_000).s(" ").dur(2_000_000_000); }),
-            "850ns 12.345us 1.500ms 2.000s");
-        assert_eq!(text(|o| { o.ts(1, 500_000_000).s(" ").ts(0, 1_000_000).s(" ").ts(5, 0); }),
-            "1.5s 0.001s 5s");
-        assert_eq!(text(|o| { o.quoted(b"a\"b\n"); }), "\"a\\\"b\\x0a\"");
+        assert_eq!(
+            text(|o| {
+                o.dur(850).s(" ").dur(12_345).s(" ").dur(1_500_000).s(" ").dur(2_000_000_000);
+            }),
+            "850ns 12.345us 1.500ms 2.000s"
+        );
+        assert_eq!(
+            text(|o| {
+                o.ts(1, 500_000_000).s(" ").ts(0, 1_000_000).s(" ").ts(5, 0);
+            }),
+            "1.5s 0.001s 5s"
+        );
+        assert_eq!(
+            text(|o| {
+                o.quoted(b"a\"b\n");
+            }),
+            "\"a\\\"b\\x0a\""
+        );
     }
 
     #[test]

@@ -52,7 +52,15 @@ pub struct Facts {
 impl Facts {
     /// `unknown_flags` and `ring_bytes` come from the ring logic, which
     /// can set up rings and size them.
-    pub fn gather(ret: i32, entries: u32, flags: u32, p: &io_uring_params, user_mem: Option<usize>, unknown_flags: u32, ring_bytes: u64) -> Self {
+    pub fn gather(
+        ret: i32,
+        entries: u32,
+        flags: u32,
+        p: &io_uring_params,
+        user_mem: Option<usize>,
+        unknown_flags: u32,
+        ring_bytes: u64,
+    ) -> Self {
         let err = -ret;
         Facts {
             err,
@@ -142,10 +150,7 @@ fn broken_rule(flags: u32) -> Option<&'static str> {
             has(IORING_SETUP_SQE128) && has(IORING_SETUP_SQE_MIXED),
             "IORING_SETUP_SQE128 and IORING_SETUP_SQE_MIXED exclude each other",
         ),
-        (
-            has(IORING_SETUP_SQ_AFF) && !has(IORING_SETUP_SQPOLL),
-            "IORING_SETUP_SQ_AFF needs IORING_SETUP_SQPOLL",
-        ),
+        (has(IORING_SETUP_SQ_AFF) && !has(IORING_SETUP_SQPOLL), "IORING_SETUP_SQ_AFF needs IORING_SETUP_SQPOLL"),
         (
             has(IORING_SETUP_SQ_REWIND) && (has(IORING_SETUP_SQPOLL) || !has(IORING_SETUP_NO_SQARRAY)),
             "IORING_SETUP_SQ_REWIND needs IORING_SETUP_NO_SQARRAY and cannot be used with SQPOLL",
@@ -358,7 +363,15 @@ pub fn explain(f: &Facts, cause: Cause, out: &mut Line<LINE_CAP>) {
 /// The hook: called once per failed `io_uring_queue_init*`, with the flags
 /// the caller asked for (the setup path may have added NO_SQARRAY to `p`)
 /// and the size of the caller's memory for io_uring_queue_init_mem.
-pub fn setup_failed(ret: i32, entries: u32, flags: u32, p: &io_uring_params, user_mem: Option<usize>, unknown_flags: u32, ring_bytes: u64) {
+pub fn setup_failed(
+    ret: i32,
+    entries: u32,
+    flags: u32,
+    p: &io_uring_params,
+    user_mem: Option<usize>,
+    unknown_flags: u32,
+    ring_bytes: u64,
+) {
     let facts = Facts::gather(ret, entries, flags, p, user_mem, unknown_flags, ring_bytes);
     let mut line = Line::<LINE_CAP>::new();
     explain(&facts, decide(&facts), &mut line);

@@ -110,8 +110,14 @@ impl Buffers {
         }
         // SAFETY: a fresh private anonymous mapping; zeroed by the kernel.
         let p = unsafe {
-            libc::mmap(ptr::null_mut(), bytes, libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+            libc::mmap(
+                ptr::null_mut(),
+                bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
         };
         if p != libc::MAP_FAILED {
             self.ranges = p.cast();
@@ -202,18 +208,43 @@ impl Track {
 impl Ring {
     const fn free() -> Ring {
         Ring {
-            addr: 0, id: 0, fd: 0, fd_is_index: false, cq_next: 0, cq_head: 0, bad_head: None,
-            epoch: 0, files: 0, bufs: Buffers::none(), groups: [0; GROUPS], ngroups: 0,
-            groups_unknown: false, in_submit: 0, skip_used: false, submitted: 0, traced: 0, lost: 0,
-            in_flight: 0, peak: 0, cq_waiting: 0, shown: None, waited: 0, ops: [0; 4], probed: false,
-            engine: false, tracks: [Track::FREE; TRACKS],
+            addr: 0,
+            id: 0,
+            fd: 0,
+            fd_is_index: false,
+            cq_next: 0,
+            cq_head: 0,
+            bad_head: None,
+            epoch: 0,
+            files: 0,
+            bufs: Buffers::none(),
+            groups: [0; GROUPS],
+            ngroups: 0,
+            groups_unknown: false,
+            in_submit: 0,
+            skip_used: false,
+            submitted: 0,
+            traced: 0,
+            lost: 0,
+            in_flight: 0,
+            peak: 0,
+            cq_waiting: 0,
+            shown: None,
+            waited: 0,
+            ops: [0; 4],
+            probed: false,
+            engine: false,
+            tracks: [Track::FREE; TRACKS],
         }
     }
 
     /// The track of thread `tid` (taking over the oldest-numbered slot when
     /// all are used: its lanes get new names).
     pub fn track(&mut self, tid: i32) -> &mut Track {
-        let k = self.tracks.iter().position(|t| t.tid == tid)
+        let k = self
+            .tracks
+            .iter()
+            .position(|t| t.tid == tid)
             .or_else(|| self.tracks.iter().position(|t| t.tid == 0))
             .unwrap_or(tid.unsigned_abs() as usize % TRACKS);
         let t = &mut self.tracks[k % TRACKS];
@@ -291,8 +322,19 @@ pub struct Flight {
 }
 
 impl Flight {
-    pub const FREE: Flight =
-        Flight { ring: 0, epoch: 0, user_data: 0, t: 0, opcode: 0, sqe_flags: 0, tid: 0, fd: 0, len: 0, seq: 0, link_in: 0 };
+    pub const FREE: Flight = Flight {
+        ring: 0,
+        epoch: 0,
+        user_data: 0,
+        t: 0,
+        opcode: 0,
+        sqe_flags: 0,
+        tid: 0,
+        fd: 0,
+        len: 0,
+        seq: 0,
+        link_in: 0,
+    };
 }
 
 pub struct State {

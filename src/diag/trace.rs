@@ -56,9 +56,18 @@ pub struct RingName {
 pub fn head<'a>(out: &'a mut Out, st: &Stamp, ring: RingName) -> &'a mut Out {
     let day = st.wall_s % 86_400;
     out.begin()
-        .u_pad(day / 3600, 2).s(":").u_pad(day / 60 % 60, 2).s(":").u_pad(day % 60, 2)
-        .s(".").u_pad(st.wall_us, 6)
-        .s(" pid=").i(st.pid as i64).s(" tid=").i(st.tid as i64).s(" ring=");
+        .u_pad(day / 3600, 2)
+        .s(":")
+        .u_pad(day / 60 % 60, 2)
+        .s(":")
+        .u_pad(day % 60, 2)
+        .s(".")
+        .u_pad(st.wall_us, 6)
+        .s(" pid=")
+        .i(st.pid as i64)
+        .s(" tid=")
+        .i(st.tid as i64)
+        .s(" ring=");
     if ring.is_index {
         out.s("reg:");
     }
@@ -80,8 +89,14 @@ pub fn submit(out: &mut Out, st: &Stamp, ring: RingName, s: &Sqe) {
     head(out, st, ring).s("submit ");
     op_name(out, s.opcode).s(" fd=");
     fd(out, s.fd, s.flags & IOSQE_FIXED_FILE != 0);
-    out.s(" off=").u(s.off).s(" len=").u(s.len as u64).s(" addr=").hex(s.addr)
-        .s(" flags=").flags(s.flags as u64, &decode::SQE_FLAGS);
+    out.s(" off=")
+        .u(s.off)
+        .s(" len=")
+        .u(s.len as u64)
+        .s(" addr=")
+        .hex(s.addr)
+        .s(" flags=")
+        .flags(s.flags as u64, &decode::SQE_FLAGS);
     if s.flags & IOSQE_BUFFER_SELECT != 0 {
         out.s(" buf_group=").u(s.buf_index as u64);
     } else if s.buf_index != 0 || uses_fixed_buffer(s) {
@@ -150,8 +165,15 @@ fn timespec(out: &mut Out, name: &str, addr: u64) {
 fn details(out: &mut Out, s: &Sqe) {
     let f = s.op_flags;
     match s.opcode {
-        IORING_OP_READ | IORING_OP_WRITE | IORING_OP_READV | IORING_OP_WRITEV | IORING_OP_READ_FIXED
-        | IORING_OP_WRITE_FIXED | IORING_OP_READV_FIXED | IORING_OP_WRITEV_FIXED | IORING_OP_READ_MULTISHOT => {
+        IORING_OP_READ
+        | IORING_OP_WRITE
+        | IORING_OP_READV
+        | IORING_OP_WRITEV
+        | IORING_OP_READ_FIXED
+        | IORING_OP_WRITE_FIXED
+        | IORING_OP_READV_FIXED
+        | IORING_OP_WRITEV_FIXED
+        | IORING_OP_READ_MULTISHOT => {
             flag_field(out, "rw_flags", f as u64, &decode::RW_FLAGS);
         }
         IORING_OP_SEND | IORING_OP_RECV | IORING_OP_SENDMSG | IORING_OP_RECVMSG | IORING_OP_SEND_ZC
@@ -249,7 +271,8 @@ fn details(out: &mut Out, s: &Sqe) {
         }
         IORING_OP_MSG_RING => {
             out.s(if s.addr == IORING_MSG_SEND_FD { " cmd=SEND_FD" } else { " cmd=DATA" })
-                .s(" target_user_data=").hex(s.off);
+                .s(" target_user_data=")
+                .hex(s.off);
             flag_field(out, "msg_ring_flags", f as u64, &decode::MSG_RING_FLAGS);
         }
         IORING_OP_PROVIDE_BUFFERS | IORING_OP_REMOVE_BUFFERS => {
@@ -268,8 +291,14 @@ fn details(out: &mut Out, s: &Sqe) {
 /// The completion line. `op` and `latency` come from the matching
 /// submission when it was seen.
 pub fn complete(out: &mut Out, st: &Stamp, ring: RingName, c: &Cqe, op: Option<u8>, latency: Option<u64>) {
-    head(out, st, ring).s("complete user_data=").hex(c.user_data).s(" res=").res(c.res)
-        .s(" flags=").cqe_flags(c.flags).s(" op=");
+    head(out, st, ring)
+        .s("complete user_data=")
+        .hex(c.user_data)
+        .s(" res=")
+        .res(c.res)
+        .s(" flags=")
+        .cqe_flags(c.flags)
+        .s(" op=");
     match op {
         Some(op) => op_name(out, op),
         None => out.s("?"),
@@ -289,14 +318,23 @@ pub fn lost(out: &mut Out, st: &Stamp, ring: RingName, n: u32) {
 
 /// A setup call: what was asked, then the ring made (`v`) or the error.
 pub fn setup(out: &mut Out, st: &Stamp, ring: RingName, entries: u32, asked: u32, v: &RingView, ret: i32) {
-    head(out, st, ring).s("setup entries=").u(entries as u64).s(" flags=")
-        .flags(asked as u64, &decode::SETUP_FLAGS).s(" -> ");
+    head(out, st, ring)
+        .s("setup entries=")
+        .u(entries as u64)
+        .s(" flags=")
+        .flags(asked as u64, &decode::SETUP_FLAGS)
+        .s(" -> ");
     if ret < 0 {
         out.res(ret);
     } else {
-        out.s("flags=").flags(v.flags as u64, &decode::SETUP_FLAGS)
-            .s(" sq_entries=").u(v.sq_entries as u64).s(" cq_entries=").u(v.cq_entries as u64)
-            .s(" features=").flags(v.features as u64, &decode::FEATURES);
+        out.s("flags=")
+            .flags(v.flags as u64, &decode::SETUP_FLAGS)
+            .s(" sq_entries=")
+            .u(v.sq_entries as u64)
+            .s(" cq_entries=")
+            .u(v.cq_entries as u64)
+            .s(" features=")
+            .flags(v.features as u64, &decode::FEATURES);
     }
     out.end();
 }
@@ -359,7 +397,18 @@ pub struct Exit {
 }
 
 pub fn exit(out: &mut Out, st: &Stamp, ring: RingName, e: &Exit) {
-    head(out, st, ring).s("exit submitted=").u(e.submitted).s(" completions_traced=").u(e.traced)
-        .s(" completions_unseen=").u(e.lost).s(" peak_in_flight=").u(e.peak as u64)
-        .s(" cq_overflow=").u(e.overflow as u64).s(" waited=").dur(e.waited).end();
+    head(out, st, ring)
+        .s("exit submitted=")
+        .u(e.submitted)
+        .s(" completions_traced=")
+        .u(e.traced)
+        .s(" completions_unseen=")
+        .u(e.lost)
+        .s(" peak_in_flight=")
+        .u(e.peak as u64)
+        .s(" cq_overflow=")
+        .u(e.overflow as u64)
+        .s(" waited=")
+        .dur(e.waited)
+        .end();
 }

@@ -3,8 +3,8 @@
 
 use super::ctx::Ctx;
 use super::opdef::{OpDef, BASE};
-use super::req::{Issued, Mode, Req, ReqPtr};
 use super::os;
+use super::req::{Issued, Mode, Req, ReqPtr};
 use crate::sys::IORING_OP_MADVISE;
 
 fn prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
@@ -35,9 +35,13 @@ fn issue(_: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
             return Issued::Again;
         }
         // SAFETY: advice on the caller's own mapping, as it asked.
-        return Issued::Done(os::cvt32(unsafe { libc::madvise(s.addr as *mut libc::c_void, length(r) as usize, s.op_flags as i32) }), 0);
+        return Issued::Done(
+            os::cvt32(unsafe { libc::madvise(s.addr as *mut libc::c_void, length(r) as usize, s.op_flags as i32) }),
+            0,
+        );
     }
-    let cheap = matches!(s.op_flags as i32, libc::POSIX_FADV_NORMAL | libc::POSIX_FADV_RANDOM | libc::POSIX_FADV_SEQUENTIAL);
+    let cheap =
+        matches!(s.op_flags as i32, libc::POSIX_FADV_NORMAL | libc::POSIX_FADV_RANDOM | libc::POSIX_FADV_SEQUENTIAL);
     if !cheap && mode != Mode::Worker {
         return Issued::Again;
     }

@@ -5,9 +5,9 @@ use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
 
 use super::ctx::Ctx;
+use super::io_wq;
 use super::opdef::{self, OpDef, BASE};
 use super::req::{self, fail_chain, rf, st, Issued, Mode, OpData, Req, ReqPtr};
-use super::io_wq;
 use crate::sys::*;
 
 const CANCEL_FLAGS: u32 = IORING_ASYNC_CANCEL_ALL
@@ -34,13 +34,16 @@ impl CancelData {
         if f & IORING_ASYNC_CANCEL_ANY != 0 {
             return true;
         }
-        if f & IORING_ASYNC_CANCEL_FD != 0 && (!opdef::get(r.sqe.opcode).cancel_fd || (r.sqe.has(IOSQE_FIXED_FILE), r.sqe.fd) != self.file) {
+        if f & IORING_ASYNC_CANCEL_FD != 0
+            && (!opdef::get(r.sqe.opcode).cancel_fd || (r.sqe.has(IOSQE_FIXED_FILE), r.sqe.fd) != self.file)
+        {
             return false;
         }
         if f & IORING_ASYNC_CANCEL_OP != 0 && r.sqe.opcode != self.opcode {
             return false;
         }
-        let by_data = f & IORING_ASYNC_CANCEL_USERDATA != 0 || f & (IORING_ASYNC_CANCEL_FD | IORING_ASYNC_CANCEL_OP) == 0;
+        let by_data =
+            f & IORING_ASYNC_CANCEL_USERDATA != 0 || f & (IORING_ASYNC_CANCEL_FD | IORING_ASYNC_CANCEL_OP) == 0;
         !by_data || r.sqe.user_data == self.user_data
     }
 }
@@ -73,7 +76,11 @@ pub(crate) fn cancel(ctx: &Ctx, cd: &CancelData, mode: Mode) -> i32 {
     if cd.flags & IORING_ASYNC_CANCEL_FD != 0 {
         let (fixed, fd) = cd.file;
         // SAFETY: F_GETFD only inspects the descriptor table.
-        let ok = if fixed { ctx.rsrc.lock().file(fd as u32).is_some() } else { fd >= 0 && unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0 };
+        let ok = if fixed {
+            ctx.rsrc.lock().file(fd as u32).is_some()
+        } else {
+            fd >= 0 && unsafe { libc::fcntl(fd, libc::F_GETFD) } >= 0
+        };
         if !ok {
             return -libc::EBADF;
         }
@@ -239,7 +246,9 @@ pub(crate) fn cancel_all(ctx: &Ctx) {
 /// tries again.
 pub(crate) fn sync_cancel(ctx: &Ctx, arg: u64) -> i32 {
     let mut sc = core::mem::MaybeUninit::<io_uring_sync_cancel_reg>::uninit();
-    if let Err(e) = super::os::copy_from_user(sc.as_mut_ptr() as *mut u8, arg, core::mem::size_of::<io_uring_sync_cancel_reg>()) {
+    if let Err(e) =
+        super::os::copy_from_user(sc.as_mut_ptr() as *mut u8, arg, core::mem::size_of::<io_uring_sync_cancel_reg>())
+    {
         return e;
     }
     // SAFETY: fully written by the copy; plain data.
@@ -247,7 +256,12 @@ pub(crate) fn sync_cancel(ctx: &Ctx, arg: u64) -> i32 {
     if sc.flags & !CANCEL_FLAGS != 0 || sc.pad != [0; 7] || sc.pad2 != [0; 3] {
         return -libc::EINVAL;
     }
-    let cd = CancelData { flags: sc.flags, user_data: sc.addr, file: (sc.flags & IORING_ASYNC_CANCEL_FD_FIXED != 0, sc.fd), opcode: sc.opcode };
+    let cd = CancelData {
+        flags: sc.flags,
+        user_data: sc.addr,
+        file: (sc.flags & IORING_ASYNC_CANCEL_FD_FIXED != 0, sc.fd),
+        opcode: sc.opcode,
+    };
     let mut ret = cancel(ctx, &cd, Mode::Inline);
     if ret != -libc::EALREADY {
         return ret;

@@ -529,7 +529,10 @@ pub(crate) fn stop_nursery() {
 /// Starts a worker thread from the nursery. The first call that needs it
 /// starts the nursery, on a thread with the setup thread's credentials; a
 /// thread with other ones starts the worker itself until then.
-pub(crate) fn spawn(f: extern "C" fn(*mut libc::c_void) -> *mut libc::c_void, arg: *mut libc::c_void) -> Result<(), i32> {
+pub(crate) fn spawn(
+    f: extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
+    arg: *mut libc::c_void,
+) -> Result<(), i32> {
     let _one = SPAWNING.lock();
     let pid = pid();
     let mut n = NURSERY.lock();

@@ -10,13 +10,13 @@
 use alloc::collections::{BTreeSet, VecDeque};
 use core::sync::atomic::{fence, AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
+use super::lock::{futex_wake, Mutex};
 use super::os;
 use super::req::{ArmedList, Fifo, Mode};
 use super::rsrc::Rsrc;
-use super::lock::{futex_wake, Mutex};
 use crate::sys::{
-    io_uring_cqe, io_uring_sqe, IORING_SETUP_R_DISABLED, IORING_CQE_F_32, IORING_CQE_F_SKIP, IORING_CQ_EVENTFD_DISABLED, IORING_SETUP_CQE32,
-    IORING_SETUP_CQE_MIXED, IORING_SQ_CQ_OVERFLOW,
+    io_uring_cqe, io_uring_sqe, IORING_CQE_F_32, IORING_CQE_F_SKIP, IORING_CQ_EVENTFD_DISABLED, IORING_SETUP_CQE32,
+    IORING_SETUP_CQE_MIXED, IORING_SETUP_R_DISABLED, IORING_SQ_CQ_OVERFLOW,
 };
 
 /// Byte offsets inside the rings region, the kernel's `struct io_rings`.
@@ -470,7 +470,10 @@ impl Ctx {
         // says it finished with it.
         unsafe {
             let p = (self.mem.rings.add(off::CQES) as *mut io_uring_cqe).add(slot);
-            core::ptr::write_volatile(p, io_uring_cqe { user_data: c.user_data, res: c.res, flags: c.flags, big_cqe: [] });
+            core::ptr::write_volatile(
+                p,
+                io_uring_cqe { user_data: c.user_data, res: c.res, flags: c.flags, big_cqe: [] },
+            );
             if wide {
                 let extra = p.add(1) as *mut u64;
                 core::ptr::write_volatile(extra, c.big[0]);
@@ -781,7 +784,9 @@ impl Ctx {
         if self.word(off::X_WAITERS).load(Ordering::SeqCst) != 0 {
             super::lock::futex_wake_shared(self.word(off::X_SEQ), i32::MAX);
         }
-        if self.fork_child.load(Ordering::Relaxed) != super::fork::JOINED && self.word(off::X_PEERS).load(Ordering::SeqCst) == 0 {
+        if self.fork_child.load(Ordering::Relaxed) != super::fork::JOINED
+            && self.word(off::X_PEERS).load(Ordering::SeqCst) == 0
+        {
             return;
         }
         self.efd_op(os::eventfd_signal);

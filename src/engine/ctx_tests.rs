@@ -27,7 +27,16 @@ impl TestRing {
         // SAFETY: a non-zero size.
         let rings = unsafe { alloc_zeroed(layout) };
         assert!(!rings.is_null());
-        let mem = Memory { rings, rings_len: layout.size(), sqes: core::ptr::null_mut(), sqes_len: 0, owned: false, memfd: -1, app_rings: 0, app_sqes: 0 };
+        let mem = Memory {
+            rings,
+            rings_len: layout.size(),
+            sqes: core::ptr::null_mut(),
+            sqes_len: 0,
+            owned: false,
+            memfd: -1,
+            app_rings: 0,
+            app_sqes: 0,
+        };
         let ctx = Box::new(Ctx::new(-1, -1, flags, mem, (1, cq), core::ptr::null(), None));
         // Set, so that posting never signals the (absent) ring fd.
         ctx.fd_signalled.store(true, Ordering::Relaxed);

@@ -2,8 +2,8 @@
 
 use super::ctx::Ctx;
 use super::opdef::{OpDef, BASE};
-use super::req::{Issued, Mode, OpData, Req, ReqPtr};
 use super::os;
+use super::req::{Issued, Mode, OpData, Req, ReqPtr};
 
 fn prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
     if r.sqe.buf_index != 0 || r.sqe.file_index != 0 {
@@ -26,7 +26,9 @@ fn issue(_: &Ctx, req: ReqPtr, _: Mode) -> Issued {
     let OpData::Event(mut ev) = r.io else { unreachable!() };
     // SAFETY: `ev` holds the caller's epoll_event; epfd and fd are checked
     // by the kernel.
-    let ret = unsafe { libc::epoll_ctl(r.sqe.fd, r.sqe.len as i32, r.sqe.off as i32, ev.as_mut_ptr() as *mut libc::epoll_event) };
+    let ret = unsafe {
+        libc::epoll_ctl(r.sqe.fd, r.sqe.len as i32, r.sqe.off as i32, ev.as_mut_ptr() as *mut libc::epoll_event)
+    };
     Issued::Done(os::cvt32(ret), 0)
 }
 

@@ -4,9 +4,9 @@
 
 use super::ctx::Ctx;
 use super::opdef::{OpDef, BASE};
+use super::os;
 use super::path::{self, Path};
 use super::req::{Issued, Mode, OpData, Req, ReqPtr};
-use super::os;
 use crate::sys::*;
 
 pub(crate) struct PathData {
@@ -41,7 +41,8 @@ fn prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
     if s.opcode == IORING_OP_UNLINKAT && s.op_flags & !(libc::AT_REMOVEDIR as u32) != 0 {
         return Err(-libc::EINVAL);
     }
-    let empty_ok = s.op_flags & libc::AT_EMPTY_PATH as u32 != 0 && matches!(s.opcode, IORING_OP_LINKAT | IORING_OP_STATX);
+    let empty_ok =
+        s.op_flags & libc::AT_EMPTY_PATH as u32 != 0 && matches!(s.opcode, IORING_OP_LINKAT | IORING_OP_STATX);
     let a = path::get(s.addr, empty_ok)?;
     let b = match s.opcode {
         IORING_OP_RENAMEAT | IORING_OP_SYMLINKAT | IORING_OP_LINKAT => Some(path::get(s.off, false)?),

@@ -208,7 +208,8 @@ impl Registry {
             self.watchers.iter().filter(|w| w.running && w.solo.is_some()).count() < solo_max()
         };
         if !solo {
-            if let Some(i) = self.watchers.iter().position(|w| w.running && w.solo.is_none() && w.entries < PER_WATCHER) {
+            if let Some(i) = self.watchers.iter().position(|w| w.running && w.solo.is_none() && w.entries < PER_WATCHER)
+            {
                 return Ok(i);
             }
         }
@@ -321,7 +322,17 @@ fn wait(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
                 return Issued::Done(e, 0);
             }
         };
-        reg.slots.push(Slot { serial, req, ctx, entry: i as u32, addr: w.uaddr, val: w.val as u32, mask, flags: w.flags, watcher });
+        reg.slots.push(Slot {
+            serial,
+            req,
+            ctx,
+            entry: i as u32,
+            addr: w.uaddr,
+            val: w.val as u32,
+            mask,
+            flags: w.flags,
+            watcher,
+        });
         reg.watchers[watcher].entries += 1;
         if reg.watchers[watcher].solo.is_none() {
             kick(&reg.watchers[watcher]);
@@ -440,7 +451,12 @@ extern "C" fn watch(arg: *mut c_void) -> *mut c_void {
             solo = w.solo;
             v.clear();
             serials.clear();
-            v.push(WaitV { val: ctrl.load(Ordering::SeqCst) as u64, uaddr: ctrl.as_ptr() as u64, flags: SIZE_U32 | PRIVATE, reserved: 0 });
+            v.push(WaitV {
+                val: ctrl.load(Ordering::SeqCst) as u64,
+                uaddr: ctrl.as_ptr() as u64,
+                flags: SIZE_U32 | PRIVATE,
+                reserved: 0,
+            });
             for s in reg.slots.iter().filter(|s| s.watcher == me) {
                 v.push(WaitV { val: s.val as u64, uaddr: s.addr, flags: s.flags, reserved: 0 });
                 serials.push(s.serial);
@@ -535,7 +551,15 @@ fn sleep_solo(k: Key) -> i64 {
     // SAFETY: FUTEX_WAIT_BITSET reads the word (failing with EFAULT if it
     // cannot) and the absolute timespec.
     let ret = unsafe {
-        libc::syscall(libc::SYS_futex, k.addr, libc::FUTEX_WAIT_BITSET | private, k.val, &ts as *const libc::timespec, 0usize, k.mask)
+        libc::syscall(
+            libc::SYS_futex,
+            k.addr,
+            libc::FUTEX_WAIT_BITSET | private,
+            k.val,
+            &ts as *const libc::timespec,
+            0usize,
+            k.mask,
+        )
     };
     match ret {
         0 => 1,

@@ -33,8 +33,8 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 
 use super::ctx::Ctx;
-use super::req::{self, rf, st, Fifo, Mode, ReqPtr};
 use super::lock::{futex_wait, futex_wake, Mutex};
+use super::req::{self, rf, st, Fifo, Mode, ReqPtr};
 use super::{os, table};
 
 const IDLE_NS: u64 = 3_000_000_000;

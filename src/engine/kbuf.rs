@@ -156,7 +156,10 @@ impl BufRing {
         }
         // SAFETY: the tail lies in entry 0, mapped (just checked, or the
         // engine's own); the application publishes it with a release store.
-        let tail = unsafe { (*(self.base.add(TAIL_AT) as *const core::sync::atomic::AtomicU16)).load(core::sync::atomic::Ordering::Acquire) };
+        let tail = unsafe {
+            (*(self.base.add(TAIL_AT) as *const core::sync::atomic::AtomicU16))
+                .load(core::sync::atomic::Ordering::Acquire)
+        };
         let n = self.mask + 1;
         let new = (tail.wrapping_sub(self.tail) as u32).min(n);
         if new == 0 {
@@ -306,7 +309,8 @@ impl Groups {
                 }
                 let (addr, blen, bid) = ring.read(ring.head);
                 let len = clamp(blen);
-                let (hold, more) = if commit { (Hold::Committed, !ring.commit(len as i32, 1)) } else { (Hold::Peeked, false) };
+                let (hold, more) =
+                    if commit { (Hold::Committed, !ring.commit(len as i32, 1)) } else { (Hold::Peeked, false) };
                 Ok(Pick { addr, len, bid, bgid, hold, more })
             }
         }
@@ -318,14 +322,29 @@ impl Groups {
     /// request's iovec array, which persists from one peek to the next);
     /// with `expand` (a bundle) a larger `max_len` grows it to what was
     /// mapped. `commit` consumes them now.
-    pub(crate) fn peek(&mut self, bgid: u16, max_len: u32, commit: bool, expand: bool, slots: &mut usize) -> Result<Bundle, i32> {
+    pub(crate) fn peek(
+        &mut self,
+        bgid: u16,
+        max_len: u32,
+        commit: bool,
+        expand: bool,
+        slots: &mut usize,
+    ) -> Result<Bundle, i32> {
         let ring = match self.map.get_mut(&bgid) {
             None => return Err(-libc::ENOENT),
             Some(Group::Legacy(list)) => {
                 let b = list.pop_front().ok_or(-libc::ENOBUFS)?;
                 let len = if max_len == 0 || max_len > b.len { b.len } else { max_len };
                 let iov = alloc::vec![libc::iovec { iov_base: b.addr as *mut libc::c_void, iov_len: len as usize }];
-                return Ok(Bundle { iov, bid: b.bid, bgid, hold: Hold::Legacy, empty: list.is_empty(), partial: false, more: false });
+                return Ok(Bundle {
+                    iov,
+                    bid: b.bid,
+                    bgid,
+                    hold: Hold::Legacy,
+                    empty: list.is_empty(),
+                    partial: false,
+                    more: false,
+                });
             }
             Some(Group::Ring(ring)) => ring,
         };
@@ -390,7 +409,8 @@ impl Groups {
         if grow {
             *slots = iov.len();
         }
-        let (hold, more) = if commit { (Hold::Committed, !ring.commit(out as i32, iov.len() as u16)) } else { (Hold::Peeked, false) };
+        let (hold, more) =
+            if commit { (Hold::Committed, !ring.commit(out as i32, iov.len() as u16)) } else { (Hold::Peeked, false) };
         Ok(Bundle { iov, bid, bgid, hold, empty, partial, more })
     }
 
@@ -398,7 +418,14 @@ impl Groups {
     pub(crate) fn recycle_bundle(&mut self, b: &Bundle) {
         if b.hold == Hold::Legacy {
             let v = b.iov[0];
-            self.recycle(&Pick { addr: v.iov_base as u64, len: v.iov_len as u32, bid: b.bid, bgid: b.bgid, hold: Hold::Legacy, more: false });
+            self.recycle(&Pick {
+                addr: v.iov_base as u64,
+                len: v.iov_len as u32,
+                bid: b.bid,
+                bgid: b.bgid,
+                hold: Hold::Legacy,
+                more: false,
+            });
         }
     }
 
@@ -562,8 +589,10 @@ fn manage_issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
     Issued::Done(if added != 0 { 0 } else { -libc::EOVERFLOW }, 0)
 }
 
-pub(crate) const PROVIDE_BUFFERS: OpDef = OpDef { prep: provide_prep, issue: manage_issue, iopoll: true, creds: false, ..BASE };
-pub(crate) const REMOVE_BUFFERS: OpDef = OpDef { prep: remove_prep, issue: manage_issue, iopoll: true, creds: false, ..BASE };
+pub(crate) const PROVIDE_BUFFERS: OpDef =
+    OpDef { prep: provide_prep, issue: manage_issue, iopoll: true, creds: false, ..BASE };
+pub(crate) const REMOVE_BUFFERS: OpDef =
+    OpDef { prep: remove_prep, issue: manage_issue, iopoll: true, creds: false, ..BASE };
 
 // ------------------------------------------------------------- registration
 
@@ -592,7 +621,8 @@ fn ring_memory(len: usize) -> Result<(*mut u8, i32), i32> {
     let rw = libc::PROT_READ | libc::PROT_WRITE;
     if super::setup::alias_by_mremap() {
         // SAFETY: a fresh shared mapping touches no existing memory.
-        let p = unsafe { crate::sys::mmap(core::ptr::null_mut(), len, rw, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0) }?;
+        let p =
+            unsafe { crate::sys::mmap(core::ptr::null_mut(), len, rw, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0) }?;
         return Ok((p as *mut u8, -1));
     }
     // SAFETY: NUL-terminated name; known flags.
@@ -711,7 +741,11 @@ pub(crate) fn status(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
         }
     };
     st.head = head as u32;
-    match os::copy_to_user(arg, &st as *const io_uring_buf_status as *const u8, core::mem::size_of::<io_uring_buf_status>()) {
+    match os::copy_to_user(
+        arg,
+        &st as *const io_uring_buf_status as *const u8,
+        core::mem::size_of::<io_uring_buf_status>(),
+    ) {
         Ok(()) => 0,
         Err(e) => e,
     }

@@ -81,7 +81,14 @@ impl SharedLock {
         let rw = libc::PROT_READ | libc::PROT_WRITE;
         // SAFETY: a fresh shared mapping touches no existing memory.
         let Ok(p) = (unsafe {
-            crate::sys::mmap(core::ptr::null_mut(), crate::sys::mem::page_size(), rw, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0)
+            crate::sys::mmap(
+                core::ptr::null_mut(),
+                crate::sys::mem::page_size(),
+                rw,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
         }) else {
             return false;
         };

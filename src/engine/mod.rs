@@ -28,17 +28,17 @@ mod cancel;
 mod creds;
 mod ctx;
 mod epoll;
-mod fork;
 mod fixed_fd;
+mod fork;
 mod fs;
 mod futex;
 mod io_wq;
 mod kbuf;
 mod lock;
+mod msg_ring;
 mod napi;
 mod net;
 mod netbuf;
-mod msg_ring;
 mod nop;
 mod opdef;
 mod openclose;
@@ -52,16 +52,16 @@ mod req;
 mod rsrc;
 mod rw;
 mod setup;
-mod splice;
 mod sock;
+mod splice;
 mod sqpoll;
 mod submit;
 mod sync;
 mod table;
 mod timeout;
 mod wait;
-mod waitid;
 mod waiter;
+mod waitid;
 mod xattr;
 
 use core::ffi::c_void;
@@ -145,7 +145,14 @@ unsafe fn setup_for(entries: u32, p: *mut io_uring_params, trapped: bool) -> i32
 ///
 /// # Safety
 /// As for `sys::mmap`.
-pub unsafe fn mmap(addr: *mut c_void, len: usize, prot: i32, flags: i32, fd: i32, off: i64) -> Result<*mut c_void, i32> {
+pub unsafe fn mmap(
+    addr: *mut c_void,
+    len: usize,
+    prot: i32,
+    flags: i32,
+    fd: i32,
+    off: i64,
+) -> Result<*mut c_void, i32> {
     if active() {
         if let Some(r) = table::lookup(fd) {
             if !fork::ours(r.ctx()) {
@@ -234,7 +241,8 @@ pub unsafe fn register(fd: i32, opcode: u32, arg: *const c_void, nr_args: u32) -
     fork::join(r.ctx());
     let mut orphans = alloc::vec::Vec::new();
     // SAFETY: forwarded contract.
-    let ret = unsafe { register::register(&r, opcode & !IORING_REGISTER_USE_REGISTERED_RING, arg, nr_args, &mut orphans) };
+    let ret =
+        unsafe { register::register(&r, opcode & !IORING_REGISTER_USE_REGISTERED_RING, arg, nr_args, &mut orphans) };
     drop(r);
     for o in orphans {
         setup::shutdown(o);
@@ -305,7 +313,10 @@ pub fn adopt_dup(fd: i32) -> bool {
     if !active() || fd < 0 || !os::anon_ok(fd) {
         return false;
     }
-    let Some(r) = table::find(|c| fork::ours(c) && c.fd() != fd && c.efd != fd && os::same_description(fd, c.efd)) else { return false };
+    let Some(r) = table::find(|c| fork::ours(c) && c.fd() != fd && c.efd != fd && os::same_description(fd, c.efd))
+    else {
+        return false;
+    };
     table::rekey(&r, fd)
 }
 
@@ -389,7 +400,16 @@ pub fn ring_engine(fd: i32, registered: bool) -> i32 {
             // A kernel ring answers an empty io_uring_enter; anything else
             // is not a ring.
             // SAFETY: no submissions, no wait, no argument memory.
-            match unsafe { sys::io_uring_enter(fd, 0, 0, if registered { IORING_ENTER_REGISTERED_RING } else { 0 }, core::ptr::null(), 0) } {
+            match unsafe {
+                sys::io_uring_enter(
+                    fd,
+                    0,
+                    0,
+                    if registered { IORING_ENTER_REGISTERED_RING } else { 0 },
+                    core::ptr::null(),
+                    0,
+                )
+            } {
                 e if e == -libc::EBADF || e == -libc::EOPNOTSUPP || e == -libc::EINVAL => -libc::EBADF,
                 _ => ENGINE_KERNEL,
             }

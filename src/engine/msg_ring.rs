@@ -13,9 +13,11 @@ use core::sync::atomic::Ordering;
 use super::ctx::{Cqe, Ctx};
 use super::opdef::{OpDef, BASE};
 use super::req::{Issued, Mode, Req, ReqPtr};
-use crate::sys::flat_sqe::Sqe;
 use super::{os, rsrc, table};
-use crate::sys::{IORING_FILE_INDEX_ALLOC, IORING_MSG_DATA, IORING_MSG_RING_CQE_SKIP, IORING_MSG_RING_FLAGS_PASS, IORING_MSG_SEND_FD};
+use crate::sys::flat_sqe::Sqe;
+use crate::sys::{
+    IORING_FILE_INDEX_ALLOC, IORING_MSG_DATA, IORING_MSG_RING_CQE_SKIP, IORING_MSG_RING_FLAGS_PASS, IORING_MSG_SEND_FD,
+};
 
 fn prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
     if r.sqe.buf_index != 0 || r.sqe.op_flags & !(IORING_MSG_RING_CQE_SKIP | IORING_MSG_RING_FLAGS_PASS) != 0 {
@@ -93,7 +95,9 @@ pub(crate) fn sync_msg(arg: *const core::ffi::c_void, nr: u32) -> i32 {
     if nr != 1 {
         return -libc::EINVAL;
     }
-    if let Err(e) = os::copy_from_user(raw.as_mut_ptr() as *mut u8, arg as u64, core::mem::size_of::<crate::sys::io_uring_sqe>()) {
+    if let Err(e) =
+        os::copy_from_user(raw.as_mut_ptr() as *mut u8, arg as u64, core::mem::size_of::<crate::sys::io_uring_sqe>())
+    {
         return e;
     }
     // SAFETY: a local copy, fully written above.
@@ -101,7 +105,10 @@ pub(crate) fn sync_msg(arg: *const core::ffi::c_void, nr: u32) -> i32 {
     if sqe.opcode != crate::sys::IORING_OP_MSG_RING || sqe.flags != 0 || sqe.personality != 0 {
         return -libc::EINVAL;
     }
-    if sqe.buf_index != 0 || sqe.op_flags & !(IORING_MSG_RING_CQE_SKIP | IORING_MSG_RING_FLAGS_PASS) != 0 || sqe.addr != IORING_MSG_DATA {
+    if sqe.buf_index != 0
+        || sqe.op_flags & !(IORING_MSG_RING_CQE_SKIP | IORING_MSG_RING_FLAGS_PASS) != 0
+        || sqe.addr != IORING_MSG_DATA
+    {
         return -libc::EINVAL;
     }
     match table::lookup(sqe.fd) {

@@ -20,8 +20,8 @@ use alloc::boxed::Box;
 
 use super::ctx::{Cqe, Ctx};
 use super::opdef::{OpDef, BASE};
-use super::req::{rf, Issued, Mode, OpData, Req, ReqPtr};
 use super::os;
+use super::req::{rf, Issued, Mode, OpData, Req, ReqPtr};
 use super::rsrc;
 use crate::sys::*;
 
@@ -134,7 +134,8 @@ fn copy_msg(umsg: u64, send: bool) -> Result<Box<Msg>, i32> {
 /// Copies `n` iovecs from caller memory (import_iovec's checks, less the
 /// count, which callers check with their own errno).
 fn copy_iov(uiov: u64, n: usize) -> Result<Box<[libc::iovec]>, i32> {
-    let mut iov: Box<[libc::iovec]> = (0..n).map(|_| libc::iovec { iov_base: core::ptr::null_mut(), iov_len: 0 }).collect();
+    let mut iov: Box<[libc::iovec]> =
+        (0..n).map(|_| libc::iovec { iov_base: core::ptr::null_mut(), iov_len: 0 }).collect();
     os::copy_from_user(iov.as_mut_ptr() as *mut u8, uiov, n * core::mem::size_of::<libc::iovec>())?;
     if iov.iter().any(|v| (v.iov_len as isize) < 0) {
         return Err(-libc::EINVAL);
@@ -214,7 +215,8 @@ fn send_setup(r: &Req, d: &mut NetData) -> Result<(), i32> {
             return Err(-libc::EINVAL);
         }
         let iov = copy_iov(r.sqe.addr, r.sqe.len as usize)?;
-        d.msg = Some(Box::new(Msg { umsg: 0, name: 0, namelen: 0, control: 0, controllen: 0, iov, addr: d.addr.take() }));
+        d.msg =
+            Some(Box::new(Msg { umsg: 0, name: 0, namelen: 0, control: 0, controllen: 0, iov, addr: d.addr.take() }));
     }
     Ok(())
 }
@@ -429,7 +431,13 @@ fn step(fd: i32, d: &mut NetData, ret: isize, want: usize, waitall: bool, trunc:
     } else if waitall && trunc {
         fail = true;
     }
-    let res = if ret > 0 && !fail { ret + d.done as isize } else if d.done > 0 { d.done as isize } else { ret };
+    let res = if ret > 0 && !fail {
+        ret + d.done as isize
+    } else if d.done > 0 {
+        d.done as isize
+    } else {
+        ret
+    };
     Step::Done(res.min(i32::MAX as isize) as i32, fail)
 }
 
@@ -567,7 +575,11 @@ fn zc_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
     if r.file < 0 {
         // Resolved here rather than by the row, so that a bad file still
         // gets its notification, as in the kernel.
-        let f = if r.sqe.has(IOSQE_FIXED_FILE) { ctx.rsrc.lock().file(r.sqe.fd as u32) } else { Some(r.sqe.fd).filter(|&f| f >= 0) };
+        let f = if r.sqe.has(IOSQE_FIXED_FILE) {
+            ctx.rsrc.lock().file(r.sqe.fd as u32)
+        } else {
+            Some(r.sqe.fd).filter(|&f| f >= 0)
+        };
         match f {
             Some(f) => r.file = f,
             None => {
@@ -647,7 +659,9 @@ fn send_mask(_: &Req) -> u32 {
     libc::EPOLLOUT as u32
 }
 
-const NET: OpDef = OpDef { needs_file: true, ioprio: true, unbounded: true, early_unlist: true, fail: Some(fail), ..BASE };
+const NET: OpDef =
+    OpDef { needs_file: true, ioprio: true, unbounded: true, early_unlist: true, fail: Some(fail), ..BASE };
 pub(crate) const SEND: OpDef = OpDef { prep: send_prep, issue: send_issue, poll_mask: send_mask, ..NET };
 pub(crate) const RECV: OpDef = OpDef { prep: recv_prep, issue: recv_issue, poll_mask: recv_mask, creds: false, ..NET };
-pub(crate) const SEND_ZC: OpDef = OpDef { prep: zc_prep, issue: zc_issue, poll_mask: send_mask, needs_file: false, ..NET };
+pub(crate) const SEND_ZC: OpDef =
+    OpDef { prep: zc_prep, issue: zc_issue, poll_mask: send_mask, needs_file: false, ..NET };

@@ -87,7 +87,9 @@ fn recv_prep(ctx: &Ctx, r: &mut Req) -> Result<(), i32> {
             // Each receive is capped by the iovec's length, as RECV's by len.
             d.buf.mshot_len = len;
             let controllen = word(40);
-            if namelen < 0 || (OUT_HDR as u64 + namelen as u64).checked_add(controllen).is_none_or(|t| t > i32::MAX as u64) {
+            if namelen < 0
+                || (OUT_HDR as u64 + namelen as u64).checked_add(controllen).is_none_or(|t| t > i32::MAX as u64)
+            {
                 return Err(-libc::EOVERFLOW);
             }
             d.buf.namelen = namelen as u32;
@@ -185,7 +187,10 @@ fn recv_one(ctx: &Ctx, r: &mut Req) -> Issued {
         let d = net::data(r);
         let done = d.done;
         if let Some(m) = &mut d.msg {
-            m.iov = Box::new([libc::iovec { iov_base: (p.addr as usize + done) as *mut libc::c_void, iov_len: p.len as usize - done }]);
+            m.iov = Box::new([libc::iovec {
+                iov_base: (p.addr as usize + done) as *mut libc::c_void,
+                iov_len: p.len as usize - done,
+            }]);
         }
         net::recv_into(r, 0, 0)
     } else {
@@ -399,7 +404,13 @@ fn send_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
             return Issued::Again;
         }
         let short = ret >= 0 && must && done + (ret as usize) < want;
-        let res = if ret >= 0 { (done + ret as usize) as i32 } else if done > 0 { done as i32 } else { ret as i32 };
+        let res = if ret >= 0 {
+            (done + ret as usize) as i32
+        } else if done > 0 {
+            done as i32
+        } else {
+            ret as i32
+        };
         d.buf.send = None;
         d.done = 0;
         let mut f = IORING_CQE_F_BUFFER | (b as u32) << IORING_CQE_BUFFER_SHIFT;

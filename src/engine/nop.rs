@@ -5,7 +5,8 @@ use super::ctx::Ctx;
 use super::opdef::{OpDef, BASE};
 use super::req::{Issued, Mode, OpData, Req, ReqPtr};
 use crate::sys::{
-    IORING_CQE_F_32, IORING_NOP_CQE32, IORING_NOP_INJECT_RESULT, IORING_SETUP_CQE32, IORING_SETUP_CQE_MIXED, IOSQE_FIXED_FILE,
+    IORING_CQE_F_32, IORING_NOP_CQE32, IORING_NOP_INJECT_RESULT, IORING_SETUP_CQE32, IORING_SETUP_CQE_MIXED,
+    IOSQE_FIXED_FILE,
 };
 
 // nop_flags bits beyond the two liburing 2.15's header names.
@@ -13,7 +14,8 @@ const NOP_FILE: u32 = 1 << 1;
 const NOP_FIXED_FILE: u32 = 1 << 2;
 const NOP_FIXED_BUFFER: u32 = 1 << 3;
 const NOP_TW: u32 = 1 << 4;
-const NOP_FLAGS: u32 = IORING_NOP_INJECT_RESULT | NOP_FILE | NOP_FIXED_FILE | NOP_FIXED_BUFFER | NOP_TW | IORING_NOP_CQE32;
+const NOP_FLAGS: u32 =
+    IORING_NOP_INJECT_RESULT | NOP_FILE | NOP_FIXED_FILE | NOP_FIXED_BUFFER | NOP_TW | IORING_NOP_CQE32;
 
 pub(crate) const NOP: OpDef = OpDef { prep, issue, iopoll: true, creds: false, ..BASE };
 

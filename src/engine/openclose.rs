@@ -77,7 +77,8 @@ fn prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
 
 fn openat2(dfd: i32, path: &Path, how: &OpenHow) -> i32 {
     // SAFETY: a NUL-terminated path and a live open_how of the size given.
-    os::cvt(unsafe { libc::syscall(libc::SYS_openat2, dfd, path::ptr(path), how as *const OpenHow, OPEN_HOW_SIZE) } as isize) as i32
+    os::cvt(unsafe { libc::syscall(libc::SYS_openat2, dfd, path::ptr(path), how as *const OpenHow, OPEN_HOW_SIZE) }
+        as isize) as i32
 }
 
 fn issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {

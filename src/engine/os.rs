@@ -502,7 +502,10 @@ pub(crate) fn spawn(f: extern "C" fn(*mut c_void) -> *mut c_void, arg: *mut c_vo
 
 /// As `spawn`, but the thread must be joined (see `join`): its stack is
 /// then free for the next thread before that one starts.
-pub(crate) fn spawn_joinable(f: extern "C" fn(*mut c_void) -> *mut c_void, arg: *mut c_void) -> Result<libc::pthread_t, i32> {
+pub(crate) fn spawn_joinable(
+    f: extern "C" fn(*mut c_void) -> *mut c_void,
+    arg: *mut c_void,
+) -> Result<libc::pthread_t, i32> {
     start_thread(f, arg, false)
 }
 
@@ -512,7 +515,11 @@ pub(crate) fn join(t: libc::pthread_t) {
     unsafe { libc::pthread_join(t, core::ptr::null_mut()) };
 }
 
-fn start_thread(f: extern "C" fn(*mut c_void) -> *mut c_void, arg: *mut c_void, detached: bool) -> Result<libc::pthread_t, i32> {
+fn start_thread(
+    f: extern "C" fn(*mut c_void) -> *mut c_void,
+    arg: *mut c_void,
+    detached: bool,
+) -> Result<libc::pthread_t, i32> {
     // SAFETY: plain libc calls on live, local structs; the old mask is
     // restored before returning.
     unsafe {
@@ -617,6 +624,8 @@ pub(crate) fn proc_fd_path(fd: i32) -> [u8; 25] {
 pub(crate) fn fd_link(fd: i32, buf: &mut [u8]) -> Option<&[u8]> {
     let path = proc_fd_path(fd);
     // SAFETY: a NUL-terminated path and a live buffer of the length given.
-    let n = unsafe { libc::readlink(path.as_ptr() as *const libc::c_char, buf.as_mut_ptr() as *mut libc::c_char, buf.len()) };
+    let n = unsafe {
+        libc::readlink(path.as_ptr() as *const libc::c_char, buf.as_mut_ptr() as *mut libc::c_char, buf.len())
+    };
     (n > 0).then(|| &buf[..n as usize])
 }

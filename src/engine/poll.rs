@@ -9,8 +9,8 @@ use core::sync::atomic::Ordering;
 
 use super::ctx::{Cqe, Ctx};
 use super::opdef::{OpDef, BASE};
-use super::req::{self, rf, st, Issued, Mode, OpData, Req, ReqPtr};
 use super::os;
+use super::req::{self, rf, st, Issued, Mode, OpData, Req, ReqPtr};
 use crate::sys::*;
 
 /// Reported whatever was asked for, as in the kernel.
@@ -92,7 +92,9 @@ fn arm(ctx: &Ctx, req: ReqPtr) -> Issued {
     match super::readiness::arm(ctx, req, ev | ALWAYS) {
         Ok(()) => Issued::Queued,
         // A file epoll cannot watch is always ready, as poll(2) says.
-        Err(e) if e == -libc::EPERM => Issued::Done((ev & (libc::EPOLLIN | libc::EPOLLOUT) as u32 | libc::EPOLLRDNORM as u32 & ev) as i32, 0),
+        Err(e) if e == -libc::EPERM => {
+            Issued::Done((ev & (libc::EPOLLIN | libc::EPOLLOUT) as u32 | libc::EPOLLRDNORM as u32 & ev) as i32, 0)
+        }
         Err(e) => Issued::Done(e, 0),
     }
 }
@@ -116,8 +118,15 @@ fn event(ctx: &Ctx, req: ReqPtr, revents: u32) {
     ctx.post_more(c, Mode::Reactor);
 }
 
-pub(crate) const POLL_ADD: OpDef =
-    OpDef { prep: add_prep, issue: add_issue, needs_file: true, creds: false, ready: Some(event), indexed: true, ..BASE };
+pub(crate) const POLL_ADD: OpDef = OpDef {
+    prep: add_prep,
+    issue: add_issue,
+    needs_file: true,
+    creds: false,
+    ready: Some(event),
+    indexed: true,
+    ..BASE
+};
 
 /// POLL_REMOVE's arguments.
 #[derive(Clone, Copy)]
@@ -133,7 +142,9 @@ fn remove_prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
         return Err(-libc::EINVAL);
     }
     let f = s.len;
-    if f & !(IORING_POLL_UPDATE_EVENTS | IORING_POLL_UPDATE_USER_DATA | IORING_POLL_ADD_MULTI) != 0 || f == IORING_POLL_ADD_MULTI {
+    if f & !(IORING_POLL_UPDATE_EVENTS | IORING_POLL_UPDATE_USER_DATA | IORING_POLL_ADD_MULTI) != 0
+        || f == IORING_POLL_ADD_MULTI
+    {
         return Err(-libc::EINVAL);
     }
     if f & IORING_POLL_UPDATE_USER_DATA == 0 && s.off != 0 {

@@ -9,8 +9,8 @@ use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
 
 use super::ctx::Ctx;
-use super::req::{st, ReqPtr};
 use super::lock::Mutex;
+use super::req::{st, ReqPtr};
 use super::{os, table};
 
 const TAG_WAKE: u64 = 1;
@@ -93,7 +93,9 @@ fn open_fds() -> Result<(i32, i32, i32), i32> {
     }
     let wakefd = os::eventfd();
     // SAFETY: plain fd creation.
-    let timerfd = os::high(os::cvt32(unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_CLOEXEC | libc::TFD_NONBLOCK) }));
+    let timerfd = os::high(os::cvt32(unsafe {
+        libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_CLOEXEC | libc::TFD_NONBLOCK)
+    }));
     if wakefd < 0 || timerfd < 0 {
         close_fds(epfd, wakefd, timerfd);
         return Err(if wakefd < 0 { wakefd } else { timerfd });
@@ -215,7 +217,9 @@ extern "C" fn main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
 pub(crate) fn add_set(set: i32, idx: u32) -> Result<i32, i32> {
     let mut s = R.lock();
     ensure(&mut s)?;
-    let add = |s: &State| ctl(s.epfd, libc::EPOLL_CTL_ADD, set, (libc::EPOLLIN | libc::EPOLLONESHOT) as u32, TAG_SET | (idx as u64) << 3);
+    let add = |s: &State| {
+        ctl(s.epfd, libc::EPOLL_CTL_ADD, set, (libc::EPOLLIN | libc::EPOLLONESHOT) as u32, TAG_SET | (idx as u64) << 3)
+    };
     let mut r = add(&s);
     if r < 0 && !fds_ok(&s) {
         os::numbers_lost();

@@ -108,7 +108,11 @@ impl Readiness {
             return Err(epfd);
         }
         let wake = os::eventfd();
-        let r = if wake < 0 { wake } else { ctl(epfd, libc::EPOLL_CTL_ADD, wake, (libc::EPOLLIN | libc::EPOLLET) as u32, TAG_WAKE) };
+        let r = if wake < 0 {
+            wake
+        } else {
+            ctl(epfd, libc::EPOLL_CTL_ADD, wake, (libc::EPOLLIN | libc::EPOLLET) as u32, TAG_WAKE)
+        };
         let r = if r < 0 || !ctx.forked.load(Ordering::SeqCst) { r } else { watch_ring_fd(epfd, ctx) };
         let r = if r < 0 { Err(r) } else { reactor::add_set(epfd, ctx.handle.load(Ordering::Relaxed)) };
         match r {
@@ -131,7 +135,8 @@ impl Readiness {
     fn cover(&self, ctx: &Ctx, s: &mut State) {
         s.lazy = false;
         if !s.serving && !s.covered && s.armed != 0 {
-            s.covered = reactor::cover_set(s.reactor, self.epfd.load(Ordering::Relaxed), ctx.handle.load(Ordering::Relaxed));
+            s.covered =
+                reactor::cover_set(s.reactor, self.epfd.load(Ordering::Relaxed), ctx.handle.load(Ordering::Relaxed));
         }
     }
 
@@ -334,7 +339,8 @@ fn wait(epfd: i32, evs: &mut [libc::epoll_event], until: Option<u64>, sig: Optio
     let sigp = sig.map_or(core::ptr::null(), |s| s as *const libc::sigset_t);
     // A sleep ends within SLEEP_CAP_NS, so that a set closed behind the
     // engine's back (which wakes nobody) is found by the next call.
-    let rel = Some(until.map_or(SLEEP_CAP_NS, |u| if u == 0 { 0 } else { u.saturating_sub(os::now_ns()).min(SLEEP_CAP_NS) }));
+    let rel =
+        Some(until.map_or(SLEEP_CAP_NS, |u| if u == 0 { 0 } else { u.saturating_sub(os::now_ns()).min(SLEEP_CAP_NS) }));
     if rel != Some(0) && crate::sys::KERNEL_RING_MADE.load(Ordering::Relaxed) {
         let ts = rel.map(os::ns_to_timespec);
         let tsp = ts.as_ref().map_or(core::ptr::null(), |t| t as *const libc::timespec);
@@ -358,7 +364,9 @@ fn pwait2(epfd: i32, evs: &mut [libc::epoll_event], rel: Option<u64>, sigp: *con
         let tsp = ts.as_ref().map_or(core::ptr::null(), |t| t as *const libc::timespec);
         // SAFETY: a live event buffer, optional timespec and sigset (8
         // bytes, the kernel's sigset size).
-        let n = unsafe { libc::syscall(libc::SYS_epoll_pwait2, epfd, evs.as_mut_ptr(), evs.len() as i32, tsp, sigp, 8usize) };
+        let n = unsafe {
+            libc::syscall(libc::SYS_epoll_pwait2, epfd, evs.as_mut_ptr(), evs.len() as i32, tsp, sigp, 8usize)
+        };
         if n >= 0 {
             return n as i32;
         }

@@ -31,7 +31,6 @@ fn state(rd: &Readiness) -> (bool, bool, bool, u32) {
     (s.serving, s.covered, s.lazy, s.armed)
 }
 
-
 #[test]
 fn one_server_at_a_time() {
     let t = TestRing::new(4, 0);

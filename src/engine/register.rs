@@ -231,7 +231,8 @@ fn clone_buffers(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
     };
     let Some(src) = src else {
         // SAFETY: F_GETFD only inspects the descriptor table.
-        let open = a.flags & IORING_REGISTER_SRC_REGISTERED == 0 && unsafe { libc::fcntl(a.src_fd as i32, libc::F_GETFD) } >= 0;
+        let open = a.flags & IORING_REGISTER_SRC_REGISTERED == 0
+            && unsafe { libc::fcntl(a.src_fd as i32, libc::F_GETFD) } >= 0;
         return if open { -libc::EOPNOTSUPP } else { -libc::EBADF };
     };
     if !core::ptr::eq(src.ctx(), ctx) && !super::wait::issuer_ok(src.ctx()) {

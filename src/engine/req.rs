@@ -14,11 +14,11 @@ use core::sync::atomic::{AtomicU32, Ordering};
 
 use super::ctx::{Cqe, Ctx};
 use super::opdef;
-use crate::sys::flat_sqe::Sqe;
 use super::{io_wq, os};
+use crate::sys::flat_sqe::Sqe;
 use crate::sys::{
-    IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_TASKRUN_FLAG, IORING_SQ_TASKRUN, IOSQE_ASYNC,
-    IOSQE_CQE_SKIP_SUCCESS, IOSQE_FIXED_FILE, IOSQE_IO_HARDLINK, IOSQE_IO_LINK,
+    IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_TASKRUN_FLAG, IORING_SQ_TASKRUN, IOSQE_ASYNC, IOSQE_CQE_SKIP_SUCCESS,
+    IOSQE_FIXED_FILE, IOSQE_IO_HARDLINK, IOSQE_IO_LINK,
 };
 
 /// Where a request is (the `state` word). Transitions out of QUEUED and
@@ -573,7 +573,10 @@ fn issue_step(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Option<ReqPtr> {
         Issued::Done(-libc::ECANCELED, 0)
     } else if mode != Mode::Worker && (def.force_async || (first && r.sqe.has(IOSQE_ASYNC))) {
         Issued::Again
-    } else if mode != Mode::Worker && def.creds && r.creds.as_ref().is_some_and(|c| super::creds::differ(c, mode == Mode::Reactor)) {
+    } else if mode != Mode::Worker
+        && def.creds
+        && r.creds.as_ref().is_some_and(|c| super::creds::differ(c, mode == Mode::Reactor))
+    {
         // Only a worker takes on other credentials (see creds.rs).
         Issued::Blocking
     } else {

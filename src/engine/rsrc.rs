@@ -210,7 +210,11 @@ fn with_rsrc(ctx: &Ctx, f: impl FnOnce(&mut Rsrc) -> Result<i32, i32>) -> i32 {
 
 /// The `nr` entries (read by `read`) and tags of a registration or
 /// update; no entries at all is -EINVAL.
-fn read_batch<T>(nr: u32, tags: u64, read: impl FnOnce(usize) -> Result<Vec<T>, i32>) -> Result<(Vec<T>, Vec<u64>), i32> {
+fn read_batch<T>(
+    nr: u32,
+    tags: u64,
+    read: impl FnOnce(usize) -> Result<Vec<T>, i32>,
+) -> Result<(Vec<T>, Vec<u64>), i32> {
     if nr == 0 {
         return Err(-libc::EINVAL);
     }
@@ -432,13 +436,23 @@ fn check_buf(iov: &libc::iovec, tag: u64) -> Result<Option<BufSlot>, i32> {
         }
         return Ok(None);
     }
-    if len == 0 || len > MAX_BUF_LEN || addr.checked_add(len).is_none() || !crate::sys::mem::writable(addr, len as usize) {
+    if len == 0
+        || len > MAX_BUF_LEN
+        || addr.checked_add(len).is_none()
+        || !crate::sys::mem::writable(addr, len as usize)
+    {
         return Err(-libc::EFAULT);
     }
     if shared_disk_file(addr, addr + len) {
         return Err(-libc::EFAULT);
     }
-    Ok(Some(BufSlot { addr, len, tag, cloned: false, node: NEXT_NODE.fetch_add(1, core::sync::atomic::Ordering::Relaxed) }))
+    Ok(Some(BufSlot {
+        addr,
+        len,
+        tag,
+        cloned: false,
+        node: NEXT_NODE.fetch_add(1, core::sync::atomic::Ordering::Relaxed),
+    }))
 }
 
 /// Whether any of `start..end` is a shared mapping of a file whose
@@ -477,14 +491,20 @@ fn shared_disk_file(start: u64, end: u64) -> bool {
         // start-end perms offset dev inode path
         let mut f = line.splitn(6, |&c| c == b' ');
         let (Some(range), Some(perms)) = (f.next(), f.next()) else { continue };
-        let Some((a, b)) = range.iter().position(|&c| c == b'-').map(|i| (&range[..i], &range[i + 1..])) else { continue };
+        let Some((a, b)) = range.iter().position(|&c| c == b'-').map(|i| (&range[..i], &range[i + 1..])) else {
+            continue;
+        };
         let (Some(a), Some(b)) = (hex(a), hex(b)) else { continue };
         if b <= start || a >= end || perms.get(3) != Some(&b's') {
             continue;
         }
         let path = f.nth(3).unwrap_or(&[]);
         let path = &path[path.iter().position(|&c| c != b' ').unwrap_or(path.len())..];
-        if !path.starts_with(b"/") || path.starts_with(b"/memfd:") || path.starts_with(b"/SYSV") || path.starts_with(b"/dev/zero") {
+        if !path.starts_with(b"/")
+            || path.starts_with(b"/memfd:")
+            || path.starts_with(b"/SYSV")
+            || path.starts_with(b"/dev/zero")
+        {
             continue;
         }
         let path = path.strip_suffix(b" (deleted)").unwrap_or(path);
@@ -606,7 +626,8 @@ pub(crate) fn clone_buffers(ctx: &Ctx, src: &Ctx, a: &crate::sys::io_uring_clone
             _ => return -libc::EOVERFLOW,
         }
         let range = a.src_off as usize..(a.src_off + nr) as usize;
-        let slots: Vec<Option<BufSlot>> = t[range].iter().map(|s| s.map(|b| BufSlot { tag: 0, cloned: true, ..b })).collect();
+        let slots: Vec<Option<BufSlot>> =
+            t[range].iter().map(|s| s.map(|b| BufSlot { tag: 0, cloned: true, ..b })).collect();
         (slots, nr)
     };
     let Some(end) = nr.checked_add(a.dst_off) else { return -libc::EOVERFLOW };
@@ -674,7 +695,10 @@ pub(crate) fn fixed_span(ctx: &Ctx, idx: u16, addr: u64, len: u64) -> Result<(),
 /// registered buffer until `put_buffer`.
 pub(crate) fn hold_buffer(ctx: &Ctx, r: &mut super::req::Req) {
     let mut g = ctx.rsrc.lock();
-    let Some(node) = g.bufs.as_ref().and_then(|t| t.get(r.sqe.buf_index as usize).copied().flatten()).map(|b| b.node) else { return };
+    let Some(node) = g.bufs.as_ref().and_then(|t| t.get(r.sqe.buf_index as usize).copied().flatten()).map(|b| b.node)
+    else {
+        return;
+    };
     g.holders.push((r.id, node));
     r.flags |= super::req::rf::BUF_HELD;
 }
@@ -777,4 +801,5 @@ fn update_issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
     Issued::Done(partial(done, err), 0)
 }
 
-pub(crate) const FILES_UPDATE: OpDef = OpDef { prep: update_prep, issue: update_issue, iopoll: true, creds: false, ..BASE };
+pub(crate) const FILES_UPDATE: OpDef =
+    OpDef { prep: update_prep, issue: update_issue, iopoll: true, creds: false, ..BASE };

@@ -18,12 +18,13 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use super::ctx::{Cqe, Ctx};
 use super::kbuf::{self, Hold, Pick};
 use super::opdef::{OpDef, BASE};
-use super::req::{rf, Issued, Mode, OpData, Req, ReqPtr};
 use super::os;
+use super::req::{rf, Issued, Mode, OpData, Req, ReqPtr};
 use super::rsrc;
 use crate::sys::{
-    IORING_CQE_F_MORE, IORING_OP_READV, IORING_OP_READV_FIXED, IORING_OP_READ_FIXED, IORING_OP_READ_MULTISHOT, IORING_OP_WRITEV,
-    IORING_OP_WRITEV_FIXED, IORING_OP_WRITE_FIXED, IORING_SETUP_IOPOLL, IOSQE_BUFFER_SELECT, IOSQE_FIXED_FILE,
+    IORING_CQE_F_MORE, IORING_OP_READV, IORING_OP_READV_FIXED, IORING_OP_READ_FIXED, IORING_OP_READ_MULTISHOT,
+    IORING_OP_WRITEV, IORING_OP_WRITEV_FIXED, IORING_OP_WRITE_FIXED, IORING_SETUP_IOPOLL, IOSQE_BUFFER_SELECT,
+    IOSQE_FIXED_FILE,
 };
 
 /// Kernel limit on iovecs per request.
@@ -56,7 +57,11 @@ fn fail(_: &Ctx, r: &mut Req, res: i32, cflags: u32, _: Mode) -> (i32, u32) {
 fn read_op(opcode: u8) -> bool {
     matches!(
         opcode,
-        crate::sys::IORING_OP_READ | IORING_OP_READV | IORING_OP_READ_FIXED | IORING_OP_READV_FIXED | IORING_OP_READ_MULTISHOT
+        crate::sys::IORING_OP_READ
+            | IORING_OP_READV
+            | IORING_OP_READ_FIXED
+            | IORING_OP_READV_FIXED
+            | IORING_OP_READ_MULTISHOT
     )
 }
 
@@ -142,8 +147,18 @@ fn poll_mask(r: &Req) -> u32 {
     }
 }
 
-pub(crate) const RW: OpDef =
-    OpDef { prep, issue: issue_polled, stabilize, poll_mask, needs_file: true, ioprio: true, iopoll: true, fail: Some(fail), hash: Some(hash_key), ..BASE };
+pub(crate) const RW: OpDef = OpDef {
+    prep,
+    issue: issue_polled,
+    stabilize,
+    poll_mask,
+    needs_file: true,
+    ioprio: true,
+    iopoll: true,
+    fail: Some(fail),
+    hash: Some(hash_key),
+    ..BASE
+};
 pub(crate) const RW_BUFSEL: OpDef = OpDef { buffer_select: true, creds: false, ..RW };
 
 /// The file's type bits (S_IFMT), or 0 if fstat fails.
@@ -275,7 +290,10 @@ fn transfer(r: &mut Req, nowait: bool) -> isize {
         (Some(v), _) => (v.as_ptr(), v.len() as i32),
         (None, true) => (addr as *const libc::iovec, len as i32),
         (None, false) => {
-            single = libc::iovec { iov_base: (addr as usize + d.done as usize) as *mut libc::c_void, iov_len: len as usize - d.done as usize };
+            single = libc::iovec {
+                iov_base: (addr as usize + d.done as usize) as *mut libc::c_void,
+                iov_len: len as usize - d.done as usize,
+            };
             (&single, 1)
         }
     };
@@ -490,8 +508,8 @@ fn issue_rw(r: &mut Req, mode: Mode) -> Issued {
 /// `p` is an SQE slot the engine owns for the moment.
 #[inline(always)]
 pub(crate) unsafe fn inline_simple(p: *const crate::sys::io_uring_sqe, last: bool) -> Option<[u64; 2]> {
-    use core::ptr::read_volatile as rd;
     use crate::sys::{IORING_OP_READ, IORING_OP_WRITE};
+    use core::ptr::read_volatile as rd;
     // SAFETY: per the contract; plain aligned fields of the slot.
     let (head, fd, off, addr, len, rw_flags, user_data, idx, ext) = unsafe {
         let w = p as *const u64;
@@ -513,7 +531,14 @@ pub(crate) unsafe fn inline_simple(p: *const crate::sys::io_uring_sqe, last: boo
         h if h == IORING_OP_WRITE as u32 => true,
         _ => return None,
     };
-    if fd < 0 || off == u64::MAX || rw_flags != 0 || idx != 0 || ext != 0 || off > i64::MAX as u64 || skip_nowait(fd, write, last) {
+    if fd < 0
+        || off == u64::MAX
+        || rw_flags != 0
+        || idx != 0
+        || ext != 0
+        || off > i64::MAX as u64
+        || skip_nowait(fd, write, last)
+    {
         return None;
     }
     let iov = libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: len as usize };
@@ -521,7 +546,15 @@ pub(crate) unsafe fn inline_simple(p: *const crate::sys::io_uring_sqe, last: boo
     // SAFETY: one iovec describing the caller's buffer, which the kernel
     // checks (EFAULT); the offset in one word (64-bit), no high half.
     let ret = unsafe {
-        crate::sys::syscall6(nr, fd as usize, &iov as *const libc::iovec as usize, 1, off as usize, 0, libc::RWF_NOWAIT as usize)
+        crate::sys::syscall6(
+            nr,
+            fd as usize,
+            &iov as *const libc::iovec as usize,
+            1,
+            off as usize,
+            0,
+            libc::RWF_NOWAIT as usize,
+        )
     };
     if ret != len as isize {
         return None;
@@ -563,7 +596,15 @@ fn pipe_transfer(r: &mut Req) -> Option<isize> {
 /// short transfer fails the chain, as in the kernel.
 fn finish(r: &mut Req, ret: isize) -> Issued {
     let done = data(r).done;
-    let res = if ret < 0 { if done > 0 { done as isize } else { ret } } else { done as isize + ret };
+    let res = if ret < 0 {
+        if done > 0 {
+            done as isize
+        } else {
+            ret
+        }
+    } else {
+        done as isize + ret
+    };
     // Only a chain or a skipped success can tell a short transfer apart.
     if res >= 0 && (r.link.is_some() || r.sqe.has(crate::sys::IOSQE_CQE_SKIP_SUCCESS)) && res as usize != wanted(r) {
         r.flags |= rf::FAIL;
@@ -626,4 +667,5 @@ fn mshot_issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
     Issued::Again
 }
 
-pub(crate) const READ_MULTISHOT: OpDef = OpDef { prep: mshot_prep, issue: mshot_issue, buffer_select: true, iopoll: false, creds: false, ..RW };
+pub(crate) const READ_MULTISHOT: OpDef =
+    OpDef { prep: mshot_prep, issue: mshot_issue, buffer_select: true, iopoll: false, creds: false, ..RW };

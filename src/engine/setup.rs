@@ -4,8 +4,8 @@ use alloc::boxed::Box;
 use core::sync::atomic::Ordering;
 
 use super::ctx::{off, Ctx, Memory};
-use super::table::{self, RingRef};
 use super::os;
+use super::table::{self, RingRef};
 use crate::sys::*;
 
 const MAX_ENTRIES: u32 = 32768;
@@ -104,7 +104,16 @@ fn memory(p: &io_uring_params, rings_len: usize, sqes_len: usize, trapped: bool)
         if !crate::sys::mem::writable(r, rings_len) || !crate::sys::mem::writable(s, sqes_len) {
             return Err(-libc::EFAULT);
         }
-        let mem = Memory { rings: r as *mut u8, rings_len, sqes: s as *mut io_uring_sqe, sqes_len, owned: false, memfd: -1, app_rings: 0, app_sqes: 0 };
+        let mem = Memory {
+            rings: r as *mut u8,
+            rings_len,
+            sqes: s as *mut io_uring_sqe,
+            sqes_len,
+            owned: false,
+            memfd: -1,
+            app_rings: 0,
+            app_sqes: 0,
+        };
         let (rl, sl) = (page_align(rings_len) as u64, page_align(sqes_len) as u64);
         if !trapped || r < s + sl && s < r + rl || !alias_by_mremap() {
             return Ok(mem);
@@ -159,7 +168,8 @@ fn memory(p: &io_uring_params, rings_len: usize, sqes_len: usize, trapped: bool)
 fn pin(app: u64, len: usize) -> Option<*mut u8> {
     let rw = libc::PROT_READ | libc::PROT_WRITE;
     // SAFETY: a fresh shared mapping touches no existing memory.
-    let m = unsafe { crate::sys::mmap(core::ptr::null_mut(), len, rw, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0) }.ok()? as *mut u8;
+    let m = unsafe { crate::sys::mmap(core::ptr::null_mut(), len, rw, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0) }
+        .ok()? as *mut u8;
     // SAFETY: `memory` checked that the program's `len` bytes at `app` are
     // mapped writable; `m` is ours and as long. Then mremap (old size 0)
     // maps the same shared pages at `app`, in place of what was there
@@ -195,7 +205,9 @@ fn unpin(m: *mut u8, app: u64, len: usize) {
         // SAFETY: a fresh private mapping, filled from `m`, then moved over
         // `app`, which maps the pinned pages (the marker showed it).
         unsafe {
-            if let Ok(tmp) = crate::sys::mmap(core::ptr::null_mut(), len, rw, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0) {
+            if let Ok(tmp) =
+                crate::sys::mmap(core::ptr::null_mut(), len, rw, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+            {
                 core::ptr::copy_nonoverlapping(m, tmp as *mut u8, len);
                 let fixed = libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED;
                 if libc::mremap(tmp, len, len, fixed, app as *mut core::ffi::c_void) as u64 != app {
@@ -394,7 +406,9 @@ impl Ctx {
             let at = base as usize - self.mem.rings as usize;
             let rw = libc::PROT_READ | libc::PROT_WRITE;
             // SAFETY: a new mapping of the ring's memfd, touching nothing else.
-            return unsafe { crate::sys::mmap(core::ptr::null_mut(), len, rw, libc::MAP_SHARED, self.mem.memfd, at as libc::off_t) };
+            return unsafe {
+                crate::sys::mmap(core::ptr::null_mut(), len, rw, libc::MAP_SHARED, self.mem.memfd, at as libc::off_t)
+            };
         } else {
             // SAFETY: mremap with old_size 0 creates a new mapping of the
             // same shared pages and leaves the original in place.

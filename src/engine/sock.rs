@@ -36,7 +36,13 @@ fn data(r: &mut Req) -> &mut SockData {
 }
 
 fn set_data(r: &mut Req, addr: Option<Box<Addr>>) {
-    r.io = OpData::Sock(Box::new(SockData { flags: r.sqe.ioprio, polled: false, in_progress: false, aborted: false, addr }));
+    r.io = OpData::Sock(Box::new(SockData {
+        flags: r.sqe.ioprio,
+        polled: false,
+        in_progress: false,
+        aborted: false,
+        addr,
+    }));
 }
 
 /// Slot for a direct descriptor: `file_index` is 1-based, or ALLOC.
@@ -177,7 +183,9 @@ fn connect_issue(_: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
             return Issued::Again;
         }
         // Connected meanwhile: the pending error (0 if none) is the result.
-        libc::EBADFD | libc::EISCONN if d.in_progress => ret = sockopt_int(fd, libc::SO_ERROR).map_or_else(|e| e, |e| -e),
+        libc::EBADFD | libc::EISCONN if d.in_progress => {
+            ret = sockopt_int(fd, libc::SO_ERROR).map_or_else(|e| e, |e| -e)
+        }
         _ => {}
     }
     Issued::Done(ret, 0)
@@ -187,8 +195,14 @@ fn connect_mask(_: &Req) -> u32 {
     libc::EPOLLOUT as u32
 }
 
-pub(crate) const CONNECT: OpDef =
-    OpDef { prep: addr_prep, issue: connect_issue, poll_mask: connect_mask, unbounded: true, poll_like: true, ..FILE_OP };
+pub(crate) const CONNECT: OpDef = OpDef {
+    prep: addr_prep,
+    issue: connect_issue,
+    poll_mask: connect_mask,
+    unbounded: true,
+    poll_like: true,
+    ..FILE_OP
+};
 
 fn accept_prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
     let s = &r.sqe;
@@ -201,7 +215,8 @@ fn accept_prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
     }
     let flags = s.op_flags as i32;
     if s.file_index != 0
-        && (flags & libc::SOCK_CLOEXEC != 0 || (iou & IORING_ACCEPT_MULTISHOT != 0 && s.file_index != IORING_FILE_INDEX_ALLOC))
+        && (flags & libc::SOCK_CLOEXEC != 0
+            || (iou & IORING_ACCEPT_MULTISHOT != 0 && s.file_index != IORING_FILE_INDEX_ALLOC))
     {
         return Err(-libc::EINVAL);
     }
@@ -345,14 +360,22 @@ fn cmd_issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
             }
         }
         // SAFETY: as above.
-        SOCKET_URING_OP_SETSOCKOPT => os::cvt32(unsafe { libc::setsockopt(fd, level, optname, optval as *const libc::c_void, optlen) }),
+        SOCKET_URING_OP_SETSOCKOPT => {
+            os::cvt32(unsafe { libc::setsockopt(fd, level, optname, optval as *const libc::c_void, optlen) })
+        }
         // From Linux 6.19 (liburing 2.15 has its helper): optlen picks
         // the peer's address.
         SOCKET_URING_OP_GETSOCKNAME if s.ioprio != 0 || s.len != 0 || s.op_flags != 0 || optlen > 1 => -libc::EINVAL,
         SOCKET_URING_OP_GETSOCKNAME => {
             let (ua, ul) = (s.addr as *mut libc::sockaddr, s.addr3 as *mut libc::socklen_t);
             // SAFETY: caller memory the kernel checks (EFAULT).
-            os::cvt32(unsafe { if optlen == 1 { libc::getpeername(fd, ua, ul) } else { libc::getsockname(fd, ua, ul) } })
+            os::cvt32(unsafe {
+                if optlen == 1 {
+                    libc::getpeername(fd, ua, ul)
+                } else {
+                    libc::getsockname(fd, ua, ul)
+                }
+            })
         }
         // Timestamps need a CQE32 ring before anything else.
         SOCKET_URING_OP_TX_TIMESTAMP if ctx.flags & IORING_SETUP_CQE32 == 0 => -libc::EINVAL,

@@ -3,8 +3,8 @@
 
 use super::ctx::Ctx;
 use super::opdef::{OpDef, BASE};
-use super::req::{rf, Issued, Mode, Req, ReqPtr};
 use super::os;
+use super::req::{rf, Issued, Mode, Req, ReqPtr};
 use crate::sys::{IORING_OP_TEE, SPLICE_F_FD_IN_FIXED};
 
 /// SPLICE_F_MOVE | NONBLOCK | MORE | GIFT.

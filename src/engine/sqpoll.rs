@@ -19,7 +19,9 @@ use super::ctx::{off, Ctx};
 use super::lock::{futex_wait_shared, futex_wake_shared, Mutex};
 use super::table::{self, RingRef};
 use super::{fork, os};
-use crate::sys::{io_uring_params, IORING_SETUP_ATTACH_WQ, IORING_SETUP_SQPOLL, IORING_SETUP_SQ_AFF, IORING_SQ_NEED_WAKEUP};
+use crate::sys::{
+    io_uring_params, IORING_SETUP_ATTACH_WQ, IORING_SETUP_SQPOLL, IORING_SETUP_SQ_AFF, IORING_SQ_NEED_WAKEUP,
+};
 
 /// With several rings, each gets at most this many SQEs per pass, so one
 /// busy ring cannot starve the others (the kernel's cap, too).
@@ -257,7 +259,16 @@ pub(crate) fn prepare(p: &io_uring_params) -> Result<Option<Arc<Sqd>>, i32> {
     };
     let rw = libc::PROT_READ | libc::PROT_WRITE;
     // SAFETY: a fresh anonymous mapping, zero-filled.
-    let words = unsafe { crate::sys::mmap(core::ptr::null_mut(), crate::sys::mem::page_size(), rw, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0) }?;
+    let words = unsafe {
+        crate::sys::mmap(
+            core::ptr::null_mut(),
+            crate::sys::mem::page_size(),
+            rw,
+            libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    }?;
     let sqd = Arc::new(Sqd {
         state: Mutex::new(State { rings: Vec::new(), users: 1, stop: false }),
         words: words as *const Words,

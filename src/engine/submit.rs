@@ -9,9 +9,8 @@ use super::opdef;
 use super::req::{self, fail_chain, queue_chain, rf, Mode, ReqPtr};
 use crate::sys::flat_sqe::Sqe;
 use crate::sys::{
-    io_uring_sqe, IORING_OP_NOP, IORING_SETUP_IOPOLL, IORING_SETUP_SQE128, IORING_SETUP_SQE_MIXED,
-    IORING_SETUP_SQPOLL, IORING_SETUP_SQ_REWIND,
-    IORING_SETUP_SUBMIT_ALL, IOSQE_BUFFER_SELECT, IOSQE_CQE_SKIP_SUCCESS, IOSQE_IO_DRAIN,
+    io_uring_sqe, IORING_OP_NOP, IORING_SETUP_IOPOLL, IORING_SETUP_SQE128, IORING_SETUP_SQE_MIXED, IORING_SETUP_SQPOLL,
+    IORING_SETUP_SQ_REWIND, IORING_SETUP_SUBMIT_ALL, IOSQE_BUFFER_SELECT, IOSQE_CQE_SKIP_SUCCESS, IOSQE_IO_DRAIN,
 };
 
 /// Every IOSQE_* flag the kernel knows.
@@ -188,7 +187,9 @@ impl Batch {
         ctx.post_words(self.n, |dst, cnt| {
             // SAFETY: entries below `n` were written by `push`; `dst` has
             // room for `cnt` CQEs.
-            unsafe { core::ptr::copy_nonoverlapping(self.cqes.as_ptr().add(from) as *const u64, dst, cnt as usize * 2) };
+            unsafe {
+                core::ptr::copy_nonoverlapping(self.cqes.as_ptr().add(from) as *const u64, dst, cnt as usize * 2)
+            };
             from += cnt as usize;
             cnt
         });
@@ -386,7 +387,14 @@ fn add_to_chain(chain: &mut Option<Chain>, req: ReqPtr, drain: bool) {
 }
 
 /// The kernel's checks at submission, then the op's own prep.
-fn init(ctx: &Ctx, st: &mut SubmitState, req: ReqPtr, prev: Option<u8>, drain: &mut bool, wide: bool) -> Result<(), i32> {
+fn init(
+    ctx: &Ctx,
+    st: &mut SubmitState,
+    req: ReqPtr,
+    prev: Option<u8>,
+    drain: &mut bool,
+    wide: bool,
+) -> Result<(), i32> {
     // SAFETY: the submitter owns the new request.
     let r = unsafe { req.get() };
     let def = opdef::lookup(r.sqe.opcode).ok_or(-libc::EINVAL)?;

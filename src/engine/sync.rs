@@ -2,8 +2,8 @@
 
 use super::ctx::Ctx;
 use super::opdef::{OpDef, BASE};
-use super::req::{Issued, Mode, Req, ReqPtr};
 use super::os;
+use super::req::{Issued, Mode, Req, ReqPtr};
 use crate::sys::*;
 
 fn prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {

@@ -170,7 +170,9 @@ pub(crate) fn wait_sole(r: &RingRef) {
 pub(crate) fn register(ctx: alloc::boxed::Box<Ctx>) -> Result<usize, (alloc::boxed::Box<Ctx>, i32)> {
     let _g = REGISTRY.lock();
     let Some(slot) = fd_slot(ctx.fd(), true) else { return Err((ctx, -libc::EMFILE)) };
-    let Some(idx) = (0..MAX_RINGS).find(|&i| HANDLES[i].refs.load(Ordering::Acquire) == 0 && HANDLES[i].ctx.load(Ordering::Acquire).is_null()) else {
+    let Some(idx) = (0..MAX_RINGS)
+        .find(|&i| HANDLES[i].refs.load(Ordering::Acquire) == 0 && HANDLES[i].ctx.load(Ordering::Acquire).is_null())
+    else {
         return Err((ctx, -libc::EMFILE));
     };
     let raw = alloc::boxed::Box::into_raw(ctx);
@@ -295,7 +297,8 @@ pub(crate) fn unmap_fd(fd: i32) -> Result<(), i32> {
 /// registered index.
 fn reachable(idx: usize, fd: i32) -> bool {
     let v = idx as u32 + 1;
-    fd_slot(fd, false).is_some_and(|s| s.load(Ordering::Acquire) == v) || REG_MAP.iter().any(|s| s.load(Ordering::Acquire) == v)
+    fd_slot(fd, false).is_some_and(|s| s.load(Ordering::Acquire) == v)
+        || REG_MAP.iter().any(|s| s.load(Ordering::Acquire) == v)
 }
 
 #[allow(clippy::declare_interior_mutable_const)]

@@ -58,8 +58,12 @@ fn prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
         return Err(-libc::EINVAL);
     }
     let f = s.op_flags;
-    let known = IORING_TIMEOUT_ABS | IORING_TIMEOUT_CLOCK_MASK | IORING_TIMEOUT_ETIME_SUCCESS | IORING_TIMEOUT_MULTISHOT;
-    if f & !known != 0 || two_clocks(f) || f & (IORING_TIMEOUT_MULTISHOT | IORING_TIMEOUT_ABS) == IORING_TIMEOUT_MULTISHOT | IORING_TIMEOUT_ABS {
+    let known =
+        IORING_TIMEOUT_ABS | IORING_TIMEOUT_CLOCK_MASK | IORING_TIMEOUT_ETIME_SUCCESS | IORING_TIMEOUT_MULTISHOT;
+    if f & !known != 0
+        || two_clocks(f)
+        || f & (IORING_TIMEOUT_MULTISHOT | IORING_TIMEOUT_ABS) == IORING_TIMEOUT_MULTISHOT | IORING_TIMEOUT_ABS
+    {
         return Err(-libc::EINVAL);
     }
     let ns = read_ts(s.addr)?;

@@ -8,10 +8,10 @@ use core::sync::atomic::Ordering;
 use super::ctx::{off, Ctx};
 use super::os;
 use crate::sys::{
-    io_uring_getevents_arg, io_uring_reg_wait, IORING_ENTER_ABS_TIMER, IORING_ENTER_EXT_ARG,
-    IORING_ENTER_EXT_ARG_REG, IORING_ENTER_GETEVENTS, IORING_ENTER_NO_IOWAIT, IORING_ENTER_REGISTERED_RING,
-    IORING_ENTER_SQ_WAIT, IORING_ENTER_SQ_WAKEUP, IORING_REG_WAIT_TS, IORING_SETUP_DEFER_TASKRUN,
-    IORING_SETUP_SINGLE_ISSUER, IORING_SETUP_SQPOLL,
+    io_uring_getevents_arg, io_uring_reg_wait, IORING_ENTER_ABS_TIMER, IORING_ENTER_EXT_ARG, IORING_ENTER_EXT_ARG_REG,
+    IORING_ENTER_GETEVENTS, IORING_ENTER_NO_IOWAIT, IORING_ENTER_REGISTERED_RING, IORING_ENTER_SQ_WAIT,
+    IORING_ENTER_SQ_WAKEUP, IORING_REG_WAIT_TS, IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_SINGLE_ISSUER,
+    IORING_SETUP_SQPOLL,
 };
 
 const ENTER_FLAGS: u32 = IORING_ENTER_GETEVENTS
@@ -62,7 +62,14 @@ pub(crate) fn claim_issuer(ctx: &Ctx) {
 /// # Safety
 /// `arg`/`argsz` are what the caller passed to io_uring_enter: they are
 /// only read through checked copies.
-pub(crate) unsafe fn enter(ctx: &Ctx, to_submit: u32, min_complete: u32, flags: u32, arg: *const c_void, argsz: usize) -> i32 {
+pub(crate) unsafe fn enter(
+    ctx: &Ctx,
+    to_submit: u32,
+    min_complete: u32,
+    flags: u32,
+    arg: *const c_void,
+    argsz: usize,
+) -> i32 {
     if flags & !ENTER_FLAGS != 0 {
         return -libc::EINVAL;
     }
@@ -72,7 +79,8 @@ pub(crate) unsafe fn enter(ctx: &Ctx, to_submit: u32, min_complete: u32, flags: 
     let mut ret = 0;
     // A thread about to wait serves the ring's readiness set from before
     // it submits, so what it arms is its own to run.
-    let mut serving = (flags & IORING_ENTER_GETEVENTS != 0 && min_complete != 0 && ctx.ready.claim()).then(|| Serving(ctx));
+    let mut serving =
+        (flags & IORING_ENTER_GETEVENTS != 0 && min_complete != 0 && ctx.ready.claim()).then(|| Serving(ctx));
     if ctx.flags & IORING_SETUP_SQPOLL != 0 {
         // The SQ thread submits; the caller only wakes it or waits for SQ
         // room, and is told `to_submit` as the kernel does.
@@ -158,7 +166,12 @@ fn wait_args(ctx: &Ctx, flags: u32, arg: *const c_void, argsz: usize) -> Result<
     } else {
         None
     };
-    Ok(WaitArgs { sigmask: a.sigmask, sigmask_sz: a.sigmask_sz as usize, ts_ns, min_wait_ns: a.min_wait_usec as u64 * 1000 })
+    Ok(WaitArgs {
+        sigmask: a.sigmask,
+        sigmask_sz: a.sigmask_sz as usize,
+        ts_ns,
+        min_wait_ns: a.min_wait_usec as u64 * 1000,
+    })
 }
 
 /// Waits until `min` CQEs are ready (the kernel's io_cqring_wait).

@@ -10,8 +10,8 @@
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use super::ctx::{off, Ctx};
-use super::os;
 use super::lock::{futex_wait, futex_wait_shared};
+use super::os;
 
 extern "C" fn close_thread_fd(v: *mut core::ffi::c_void) {
     let fd = v as usize as i32 - 1;

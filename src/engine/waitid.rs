@@ -59,7 +59,9 @@ fn issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
     // SAFETY: all-zero is a valid siginfo_t.
     let mut si: libc::siginfo_t = unsafe { core::mem::zeroed() };
     // SAFETY: a live siginfo buffer and no rusage.
-    let ret = unsafe { libc::syscall(libc::SYS_waitid, which, id, &mut si as *mut libc::siginfo_t, options | libc::WNOHANG, 0usize) };
+    let ret = unsafe {
+        libc::syscall(libc::SYS_waitid, which, id, &mut si as *mut libc::siginfo_t, options | libc::WNOHANG, 0usize)
+    };
     if ret < 0 {
         return Issued::Done(os::errno(), 0);
     }

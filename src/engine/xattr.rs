@@ -5,9 +5,9 @@ use alloc::boxed::Box;
 
 use super::ctx::Ctx;
 use super::opdef::{OpDef, BASE};
+use super::os;
 use super::path::{self, Path};
 use super::req::{Issued, Mode, OpData, Req, ReqPtr};
-use super::os;
 use crate::sys::*;
 
 const XATTR_NAME_MAX: usize = 255;
@@ -75,7 +75,9 @@ fn issue(_: &Ctx, req: ReqPtr, _: Mode) -> Issued {
         match s.opcode {
             IORING_OP_FGETXATTR => libc::fgetxattr(r.file, name, buf, s.len as usize),
             IORING_OP_GETXATTR => libc::getxattr(p, name, buf, s.len as usize),
-            IORING_OP_FSETXATTR => libc::fsetxattr(r.file, name, val as *const libc::c_void, vlen, s.op_flags as i32) as isize,
+            IORING_OP_FSETXATTR => {
+                libc::fsetxattr(r.file, name, val as *const libc::c_void, vlen, s.op_flags as i32) as isize
+            }
             _ => libc::setxattr(p, name, val as *const libc::c_void, vlen, s.op_flags as i32) as isize,
         }
     };

@@ -194,7 +194,14 @@ fn install_filter() -> Result<(), (&'static str, i32)> {
     let prog = sock_fprog { len: FILTER.len() as u16, filter: FILTER.as_ptr() };
     let load = || {
         // SAFETY: `prog` points at a valid program for the call.
-        unsafe { libc::syscall(libc::SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog as *const sock_fprog) }
+        unsafe {
+            libc::syscall(
+                libc::SYS_seccomp,
+                SECCOMP_SET_MODE_FILTER,
+                SECCOMP_FILTER_FLAG_TSYNC,
+                &prog as *const sock_fprog,
+            )
+        }
     };
     let mut r = load();
     if r < 0 && errno() == -libc::EACCES {
@@ -260,7 +267,8 @@ extern "C" fn on_sigsys(sig: c_int, info: *mut libc::siginfo_t, uc: *mut c_void)
     // SAFETY: an SA_SIGINFO handler's third argument is the thread's
     // ucontext_t, ours alone until the handler returns.
     let gregs = unsafe { &mut (*(uc as *mut libc::ucontext_t)).uc_mcontext.gregs };
-    let a = [libc::REG_RDI, libc::REG_RSI, libc::REG_RDX, libc::REG_R10, libc::REG_R8, libc::REG_R9].map(|r| gregs[r as usize] as u64);
+    let a = [libc::REG_RDI, libc::REG_RSI, libc::REG_RDX, libc::REG_R10, libc::REG_R8, libc::REG_R9]
+        .map(|r| gregs[r as usize] as u64);
     // SAFETY: errno's location is valid for the calling thread; the
     // interrupted code must find it as it left it.
     let saved = unsafe { *libc::__errno_location() };
@@ -330,7 +338,9 @@ fn serve(nr: i64, a: [u64; 6]) -> i64 {
             }
             setup(a[0] as u32, a[1]) as i64
         }
-        libc::SYS_io_uring_enter => enter(a[0] as i32, a[1] as u32, a[2] as u32, a[3] as u32, a[4] as *const c_void, a[5] as usize) as i64,
+        libc::SYS_io_uring_enter => {
+            enter(a[0] as i32, a[1] as u32, a[2] as u32, a[3] as u32, a[4] as *const c_void, a[5] as usize) as i64
+        }
         libc::SYS_io_uring_register => register(a[0] as i32, a[1] as u32, a[2] as *const c_void, a[3] as u32) as i64,
         libc::SYS_mmap => {
             let fd = a[4] as i32;
@@ -341,7 +351,8 @@ fn serve(nr: i64, a: [u64; 6]) -> i64 {
             }
             // SAFETY: a ring fd's mapping is the engine's; any other goes
             // to the kernel as the program asked.
-            match unsafe { engine::mmap(a[0] as *mut c_void, a[1] as usize, a[2] as i32, a[3] as i32, fd, a[5] as i64) } {
+            match unsafe { engine::mmap(a[0] as *mut c_void, a[1] as usize, a[2] as i32, a[3] as i32, fd, a[5] as i64) }
+            {
                 Ok(p) => p as i64,
                 Err(e) => e as i64,
             }
@@ -371,7 +382,10 @@ fn close(fd: i32) -> i32 {
     // for the sweep.
     if let Some(key) = key.filter(|&k| engine::ring_key(fd) != Some(k)) {
         for (f, k) in FDS.iter().zip(KEYS.iter()) {
-            if f.load(Ordering::Acquire) == fd + 1 && k.load(Ordering::Acquire) == key && f.compare_exchange(fd + 1, 0, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+            if f.load(Ordering::Acquire) == fd + 1
+                && k.load(Ordering::Acquire) == key
+                && f.compare_exchange(fd + 1, 0, Ordering::AcqRel, Ordering::Relaxed).is_ok()
+            {
                 k.store(0, Ordering::Release);
             }
         }

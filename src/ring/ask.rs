@@ -106,10 +106,7 @@ pub fn unknown_setup_flags(flags: u32) -> u32 {
     if let Some(q) = query() {
         return flags & !(q.ring_setup_flags as u32);
     }
-    (0..32)
-        .map(|b| 1u32 << b)
-        .filter(|&f| flags & f != 0 && try_flag(f) == -libc::EINVAL)
-        .fold(0, |acc, f| acc | f)
+    (0..32).map(|b| 1u32 << b).filter(|&f| flags & f != 0 && try_flag(f) == -libc::EINVAL).fold(0, |acc, f| acc | f)
 }
 
 /// The IORING_FEAT_* bits a plain ring reports.
@@ -205,17 +202,20 @@ fn probe_call(op: u32) -> (Target, Arg, u32) {
     use Arg::*;
     use Target::*;
     match op {
-        IORING_UNREGISTER_BUFFERS | IORING_UNREGISTER_FILES | IORING_UNREGISTER_EVENTFD
-        | IORING_REGISTER_ENABLE_RINGS | IORING_UNREGISTER_IOWQ_AFF => (Ring, Null, 0),
-        IORING_REGISTER_FILES2 | IORING_REGISTER_BUFFERS2 => {
-            (Ring, Fault, size_of::<io_uring_rsrc_register>() as u32)
-        }
+        IORING_UNREGISTER_BUFFERS
+        | IORING_UNREGISTER_FILES
+        | IORING_UNREGISTER_EVENTFD
+        | IORING_REGISTER_ENABLE_RINGS
+        | IORING_UNREGISTER_IOWQ_AFF => (Ring, Null, 0),
+        IORING_REGISTER_FILES2 | IORING_REGISTER_BUFFERS2 => (Ring, Fault, size_of::<io_uring_rsrc_register>() as u32),
         IORING_REGISTER_FILES_UPDATE2 | IORING_REGISTER_BUFFERS_UPDATE => {
             (Ring, Fault, size_of::<io_uring_rsrc_update2>() as u32)
         }
         IORING_REGISTER_IOWQ_AFF => (Ring, Fault, size_of::<libc::cpu_set_t>() as u32),
         IORING_REGISTER_IOWQ_MAX_WORKERS => (Ring, Fault, 2),
-        IORING_REGISTER_FILE_ALLOC_RANGE | IORING_REGISTER_CLOCK | IORING_REGISTER_QUERY
+        IORING_REGISTER_FILE_ALLOC_RANGE
+        | IORING_REGISTER_CLOCK
+        | IORING_REGISTER_QUERY
         | IORING_REGISTER_ZCRX_CTRL => (Ring, Fault, 0),
         IORING_REGISTER_RESIZE_RINGS | IORING_REGISTER_ZCRX_IFQ => (DeferRing, Fault, 1),
         IORING_REGISTER_SEND_MSG_RING => (NoRing, Fault, 1),

@@ -13,8 +13,8 @@ use core::ptr;
 use super::register::{register_buf_ring, unregister_buf_ring};
 use super::Ring;
 use crate::sys::{
-    self, io_uring_buf, io_uring_buf_reg, io_uring_buf_ring, IORING_OFF_PBUF_RING,
-    IORING_OFF_PBUF_SHIFT, IOU_PBUF_RING_MMAP,
+    self, io_uring_buf, io_uring_buf_reg, io_uring_buf_ring, IORING_OFF_PBUF_RING, IORING_OFF_PBUF_SHIFT,
+    IOU_PBUF_RING_MMAP,
 };
 
 /// Bytes spanned by a ring of `nentries` entries.
@@ -74,12 +74,8 @@ fn setup_user_mem(ring: Ring, nentries: u32, bgid: i32, flags: u32, err: &mut i3
             return ptr::null_mut();
         }
     };
-    let mut reg = io_uring_buf_reg {
-        ring_addr: br as u64,
-        ring_entries: nentries,
-        bgid: bgid as u16,
-        ..Default::default()
-    };
+    let mut reg =
+        io_uring_buf_reg { ring_addr: br as u64, ring_entries: nentries, bgid: bgid as u16, ..Default::default() };
     let ret = register_buf_ring(ring, &mut reg, flags);
     if ret != 0 {
         // SAFETY: the mapping is ours and the kernel refused it.

@@ -3,17 +3,17 @@
 //! struct: see its documentation for which thread owns which field) and
 //! report failure as `-errno`.
 
-pub mod types;
 pub mod ask;
-pub mod setup;
-pub mod queue;
-pub mod register;
 pub mod buf_ring;
 pub mod probe;
-pub mod syscall;
-pub mod version;
+pub mod queue;
+pub mod register;
+pub mod setup;
 #[cfg(test)]
 mod shared_tests;
+pub mod syscall;
+pub mod types;
+pub mod version;
 
 pub use types::{int_flags, IoUring, IoUringCq, IoUringSq, Ring};
 

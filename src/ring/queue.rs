@@ -5,16 +5,14 @@ use core::ffi::c_void;
 use core::ptr;
 use core::sync::atomic::{fence, Ordering};
 
-use super::types::{int_flags, IoUring, Ring, RING_SLOW};
 use super::syscall::{enter, enter_kernel};
+use super::types::{int_flags, IoUring, Ring, RING_SLOW};
 use super::{cqe_shift, load_acquire, load_relaxed, sqe_shift, store_release};
 use crate::sys::{
-    __kernel_timespec, io_uring_cqe, io_uring_getevents_arg, io_uring_reg_wait,
-    io_uring_sqe, IORING_CQE_F_32, IORING_CQE_F_SKIP, IORING_ENTER_EXT_ARG,
-    IORING_ENTER_EXT_ARG_REG, IORING_ENTER_GETEVENTS, IORING_ENTER_SQ_WAIT,
-    IORING_ENTER_SQ_WAKEUP, IORING_FEAT_EXT_ARG, IORING_FEAT_MIN_TIMEOUT, IORING_OP_TIMEOUT,
-    IORING_SETUP_CQE_MIXED, IORING_SETUP_SQPOLL,
-    IORING_SETUP_SQ_REWIND, IORING_SQ_CQ_OVERFLOW, IORING_SQ_NEED_WAKEUP, IORING_SQ_TASKRUN,
+    __kernel_timespec, io_uring_cqe, io_uring_getevents_arg, io_uring_reg_wait, io_uring_sqe, IORING_CQE_F_32,
+    IORING_CQE_F_SKIP, IORING_ENTER_EXT_ARG, IORING_ENTER_EXT_ARG_REG, IORING_ENTER_GETEVENTS, IORING_ENTER_SQ_WAIT,
+    IORING_ENTER_SQ_WAKEUP, IORING_FEAT_EXT_ARG, IORING_FEAT_MIN_TIMEOUT, IORING_OP_TIMEOUT, IORING_SETUP_CQE_MIXED,
+    IORING_SETUP_SQPOLL, IORING_SETUP_SQ_REWIND, IORING_SQ_CQ_OVERFLOW, IORING_SQ_NEED_WAKEUP, IORING_SQ_TASKRUN,
 };
 
 pub use crate::sys::liburing::LIBURING_UDATA_TIMEOUT;
@@ -287,8 +285,7 @@ fn peek_cqe(ring: Ring) -> (Result<*mut io_uring_cqe, i32>, u32) {
         let cqe = unsafe { ring.cq_cqes().add(((head & mask) << shift) as usize) };
         // SAFETY: as above.
         let c = unsafe { &*cqe };
-        let internal_timeout = ring.features() & IORING_FEAT_EXT_ARG == 0
-            && c.user_data == LIBURING_UDATA_TIMEOUT;
+        let internal_timeout = ring.features() & IORING_FEAT_EXT_ARG == 0 && c.user_data == LIBURING_UDATA_TIMEOUT;
         if c.flags & IORING_CQE_F_SKIP == 0 && !internal_timeout {
             return (Ok(cqe), available);
         }
@@ -397,14 +394,8 @@ pub fn get_cqe(
     wait_nr: u32,
     sigmask: *const libc::sigset_t,
 ) -> i32 {
-    let mut w = Wait {
-        submit,
-        wait_nr,
-        get_flags: 0,
-        arg: sigmask as *const c_void,
-        arg_sz: NSIG_BYTES,
-        has_ts: false,
-    };
+    let mut w =
+        Wait { submit, wait_nr, get_flags: 0, arg: sigmask as *const c_void, arg_sz: NSIG_BYTES, has_ts: false };
     get_cqe_inner(ring, cqe_ptr, &mut w)
 }
 
@@ -413,12 +404,7 @@ fn getevents_arg(
     ts: *const __kernel_timespec,
     min_wait_usec: u32,
 ) -> io_uring_getevents_arg {
-    io_uring_getevents_arg {
-        sigmask: sigmask as u64,
-        sigmask_sz: NSIG_BYTES as u32,
-        min_wait_usec,
-        ts: ts as u64,
-    }
+    io_uring_getevents_arg { sigmask: sigmask as u64, sigmask_sz: NSIG_BYTES as u32, min_wait_usec, ts: ts as u64 }
 }
 
 /// Waits with an EXT_ARG argument: timeout and sigmask go to the kernel
@@ -569,12 +555,7 @@ pub fn submit_and_wait_min_timeout(
 
 /// `io_uring_submit_and_wait_reg`: waits with the parameters of registered
 /// wait region slot `reg_index`.
-pub fn submit_and_wait_reg(
-    ring: Ring,
-    cqe_ptr: &mut *mut io_uring_cqe,
-    wait_nr: u32,
-    reg_index: i32,
-) -> i32 {
+pub fn submit_and_wait_reg(ring: Ring, cqe_ptr: &mut *mut io_uring_cqe, wait_nr: u32, reg_index: i32) -> i32 {
     if let Err(e) = live_with(ring, IORING_FEAT_EXT_ARG) {
         return e;
     }

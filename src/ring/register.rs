@@ -9,31 +9,27 @@ use core::ffi::c_void;
 
 use super::setup::{identity_map_sq_array, kill, mmap_rings, release_memory, sq_cq_entries, Reservation};
 use super::types::{int_flags, IoUring, IoUringCq, IoUringSq, Ring};
-use core::ptr;
 use core::mem::size_of;
+use core::ptr;
 
 use crate::sys::{
-    io_uring_bpf, io_uring_buf_reg, io_uring_buf_status, io_uring_clock_register,
-    io_uring_clone_buffers, io_uring_file_index_range, io_uring_mem_region_reg, io_uring_napi,
-    io_uring_region_desc, IORING_MEM_REGION_REG_WAIT_ARG, IORING_MEM_REGION_TYPE_USER,
-    io_uring_params, io_uring_probe, io_uring_query_hdr, io_uring_reg_wait, io_uring_restriction,
-    io_uring_rsrc_register, io_uring_rsrc_update, io_uring_rsrc_update2, io_uring_sqe,
-    io_uring_sync_cancel_reg, io_uring_zcrx_ifq_reg, zcrx_ctrl, IORING_FEAT_NO_IOWAIT,
-    IORING_FEAT_REG_REG_RING, IORING_REGISTER_BPF_FILTER, IORING_REGISTER_BUFFERS,
-    IORING_REGISTER_BUFFERS2, IORING_REGISTER_BUFFERS_UPDATE, IORING_REGISTER_CLOCK,
-    IORING_REGISTER_CLONE_BUFFERS, IORING_REGISTER_ENABLE_RINGS, IORING_REGISTER_EVENTFD,
-    IORING_REGISTER_EVENTFD_ASYNC, IORING_REGISTER_FILES, IORING_REGISTER_FILES2,
+    io_uring_bpf, io_uring_buf_reg, io_uring_buf_status, io_uring_clock_register, io_uring_clone_buffers,
+    io_uring_file_index_range, io_uring_mem_region_reg, io_uring_napi, io_uring_params, io_uring_probe,
+    io_uring_query_hdr, io_uring_reg_wait, io_uring_region_desc, io_uring_restriction, io_uring_rsrc_register,
+    io_uring_rsrc_update, io_uring_rsrc_update2, io_uring_sqe, io_uring_sync_cancel_reg, io_uring_zcrx_ifq_reg,
+    zcrx_ctrl, IORING_FEAT_NO_IOWAIT, IORING_FEAT_REG_REG_RING, IORING_MEM_REGION_REG_WAIT_ARG,
+    IORING_MEM_REGION_TYPE_USER, IORING_REGISTER_BPF_FILTER, IORING_REGISTER_BUFFERS, IORING_REGISTER_BUFFERS2,
+    IORING_REGISTER_BUFFERS_UPDATE, IORING_REGISTER_CLOCK, IORING_REGISTER_CLONE_BUFFERS, IORING_REGISTER_ENABLE_RINGS,
+    IORING_REGISTER_EVENTFD, IORING_REGISTER_EVENTFD_ASYNC, IORING_REGISTER_FILES, IORING_REGISTER_FILES2,
     IORING_REGISTER_FILES_UPDATE, IORING_REGISTER_FILES_UPDATE2, IORING_REGISTER_FILE_ALLOC_RANGE,
-    IORING_REGISTER_IOWQ_AFF, IORING_REGISTER_IOWQ_MAX_WORKERS, IORING_REGISTER_MEM_REGION,
-    IORING_REGISTER_NAPI, IORING_REGISTER_PBUF_RING, IORING_REGISTER_PBUF_STATUS,
-    IORING_REGISTER_PERSONALITY, IORING_REGISTER_PROBE, IORING_REGISTER_QUERY,
-    IORING_REGISTER_RESIZE_RINGS, IORING_REGISTER_RESTRICTIONS, IORING_REGISTER_RING_FDS,
+    IORING_REGISTER_IOWQ_AFF, IORING_REGISTER_IOWQ_MAX_WORKERS, IORING_REGISTER_MEM_REGION, IORING_REGISTER_NAPI,
+    IORING_REGISTER_PBUF_RING, IORING_REGISTER_PBUF_STATUS, IORING_REGISTER_PERSONALITY, IORING_REGISTER_PROBE,
+    IORING_REGISTER_QUERY, IORING_REGISTER_RESIZE_RINGS, IORING_REGISTER_RESTRICTIONS, IORING_REGISTER_RING_FDS,
     IORING_REGISTER_SEND_MSG_RING, IORING_REGISTER_SRC_REGISTERED, IORING_REGISTER_SYNC_CANCEL,
     IORING_REGISTER_USE_REGISTERED_RING, IORING_REGISTER_ZCRX_CTRL, IORING_REGISTER_ZCRX_IFQ,
     IORING_RSRC_REGISTER_SPARSE, IORING_SETUP_CLAMP, IORING_SETUP_CQSIZE, IORING_SETUP_NO_MMAP,
-    IORING_UNREGISTER_BUFFERS, IORING_UNREGISTER_EVENTFD, IORING_UNREGISTER_FILES,
-    IORING_UNREGISTER_IOWQ_AFF, IORING_UNREGISTER_NAPI, IORING_UNREGISTER_PBUF_RING,
-    IORING_UNREGISTER_PERSONALITY, IORING_UNREGISTER_RING_FDS,
+    IORING_UNREGISTER_BUFFERS, IORING_UNREGISTER_EVENTFD, IORING_UNREGISTER_FILES, IORING_UNREGISTER_IOWQ_AFF,
+    IORING_UNREGISTER_NAPI, IORING_UNREGISTER_PBUF_RING, IORING_UNREGISTER_PERSONALITY, IORING_UNREGISTER_RING_FDS,
 };
 
 /// Issues one register opcode, through the registered ring index when the
@@ -287,7 +283,8 @@ pub unsafe fn register_buffers_update_tag(
     tags: *const u64,
     nr: u32,
 ) -> i32 {
-    let mut up = io_uring_rsrc_update2 { offset: off, data: iovecs as u64, tags: tags as u64, nr, ..Default::default() };
+    let mut up =
+        io_uring_rsrc_update2 { offset: off, data: iovecs as u64, tags: tags as u64, nr, ..Default::default() };
     register_val(ring, IORING_REGISTER_BUFFERS_UPDATE, &mut up, size_of::<io_uring_rsrc_update2>() as u32)
 }
 

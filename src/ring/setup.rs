@@ -7,10 +7,9 @@ use core::ptr;
 use super::types::{int_flags, IoUring, IoUringCq, IoUringSq, Ring};
 use super::{align_up, cqe_shift, page_size, sqe_shift};
 use crate::sys::{
-    self, io_uring_cqe, io_uring_params, io_uring_sqe, IORING_FEAT_NATIVE_WORKERS,
-    IORING_FEAT_SINGLE_MMAP, IORING_OFF_CQ_RING, IORING_OFF_SQES, IORING_OFF_SQ_RING,
-    IORING_SETUP_CLAMP, IORING_SETUP_CQSIZE, IORING_SETUP_IOPOLL,
-    IORING_SETUP_NO_MMAP, IORING_SETUP_NO_SQARRAY, IORING_SETUP_REGISTERED_FD_ONLY,
+    self, io_uring_cqe, io_uring_params, io_uring_sqe, IORING_FEAT_NATIVE_WORKERS, IORING_FEAT_SINGLE_MMAP,
+    IORING_OFF_CQ_RING, IORING_OFF_SQES, IORING_OFF_SQ_RING, IORING_SETUP_CLAMP, IORING_SETUP_CQSIZE,
+    IORING_SETUP_IOPOLL, IORING_SETUP_NO_MMAP, IORING_SETUP_NO_SQARRAY, IORING_SETUP_REGISTERED_FD_ONLY,
     IORING_SETUP_SQPOLL,
 };
 
@@ -308,10 +307,7 @@ pub(crate) fn mmap_rings(
     }
     sq.sqes_sz = sqes_sz32;
     if let Some(r) = place {
-        r.claim(
-            if rings_at.is_some() { sq.ring_sz } else { 0 },
-            if sqes_at.is_some() { sqes_sz } else { 0 },
-        );
+        r.claim(if rings_at.is_some() { sq.ring_sz } else { 0 }, if sqes_at.is_some() { sqes_sz } else { 0 });
     }
     setup_ring_pointers(p, sq, cq);
     0
@@ -523,13 +519,7 @@ pub fn queue_init(entries: u32, ring: Ring, flags: u32) -> i32 {
 }
 
 /// `io_uring_queue_init_mem`: the rings live in `buf`; returns the bytes used.
-pub fn queue_init_mem(
-    entries: u32,
-    ring: Ring,
-    p: &mut io_uring_params,
-    buf: *mut c_void,
-    buf_size: usize,
-) -> i32 {
+pub fn queue_init_mem(entries: u32, ring: Ring, p: &mut io_uring_params, buf: *mut c_void, buf_size: usize) -> i32 {
     p.flags |= IORING_SETUP_NO_MMAP;
     init_preferring_no_sqarray(entries, ring, p, buf, buf_size)
 }

@@ -17,7 +17,14 @@ use crate::{diag, engine, sys};
 /// # Safety
 /// As for [`sys::io_uring_enter`].
 #[inline]
-pub unsafe fn io_uring_enter(fd: i32, to_submit: u32, min_complete: u32, flags: u32, arg: *const c_void, argsz: usize) -> i32 {
+pub unsafe fn io_uring_enter(
+    fd: i32,
+    to_submit: u32,
+    min_complete: u32,
+    flags: u32,
+    arg: *const c_void,
+    argsz: usize,
+) -> i32 {
     if engine::active() {
         // SAFETY: forwarded contract.
         return unsafe { engine::enter(fd, to_submit, min_complete, flags, arg, argsz) };
@@ -83,7 +90,14 @@ pub unsafe fn io_uring_setup(entries: u32, p: *mut io_uring_params) -> i32 {
 /// # Safety
 /// As for [`sys::mmap`].
 #[inline]
-pub unsafe fn mmap(addr: *mut c_void, len: usize, prot: i32, flags: i32, fd: i32, off: i64) -> Result<*mut c_void, i32> {
+pub unsafe fn mmap(
+    addr: *mut c_void,
+    len: usize,
+    prot: i32,
+    flags: i32,
+    fd: i32,
+    off: i64,
+) -> Result<*mut c_void, i32> {
     // SAFETY: forwarded contract.
     unsafe { engine::mmap(addr, len, prot, flags, fd, off) }
 }

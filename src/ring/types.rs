@@ -250,11 +250,8 @@ mod tests {
     /// ABI table so that neither can drift without the other.
     #[test]
     fn layout_matches_abi_table() {
-        let table = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/abi/liburing-2.15-layouts.tsv"
-        ))
-        .unwrap();
+        let table =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/abi/liburing-2.15-layouts.tsv")).unwrap();
         let ours = |ty: &str, field: &str| -> Option<usize> {
             let field = field.split('[').next().unwrap();
             macro_rules! f {
@@ -267,13 +264,41 @@ mod tests {
                 };
             }
             match ty {
-                "io_uring_sq" => f!(IoUringSq, khead, ktail, kring_mask, kring_entries, kflags,
-                    kdropped, array, sqes, sqe_head, sqe_tail, ring_sz, ring_ptr, ring_mask,
-                    ring_entries, sqes_sz, pad),
-                "io_uring_cq" => f!(IoUringCq, khead, ktail, kring_mask, kring_entries, kflags,
-                    koverflow, cqes, ring_sz, ring_ptr, ring_mask, ring_entries, pad),
-                "io_uring" => f!(IoUring, sq, cq, flags, ring_fd, features, enter_ring_fd,
-                    int_flags, pad, pad2),
+                "io_uring_sq" => f!(
+                    IoUringSq,
+                    khead,
+                    ktail,
+                    kring_mask,
+                    kring_entries,
+                    kflags,
+                    kdropped,
+                    array,
+                    sqes,
+                    sqe_head,
+                    sqe_tail,
+                    ring_sz,
+                    ring_ptr,
+                    ring_mask,
+                    ring_entries,
+                    sqes_sz,
+                    pad
+                ),
+                "io_uring_cq" => f!(
+                    IoUringCq,
+                    khead,
+                    ktail,
+                    kring_mask,
+                    kring_entries,
+                    kflags,
+                    koverflow,
+                    cqes,
+                    ring_sz,
+                    ring_ptr,
+                    ring_mask,
+                    ring_entries,
+                    pad
+                ),
+                "io_uring" => f!(IoUring, sq, cq, flags, ring_fd, features, enter_ring_fd, int_flags, pad, pad2),
                 _ => None,
             }
         };
@@ -283,8 +308,7 @@ mod tests {
             if !matches!(cols[0], "io_uring" | "io_uring_sq" | "io_uring_cq") {
                 continue;
             }
-            let got = ours(cols[0], cols[1])
-                .unwrap_or_else(|| panic!("{}.{} has no Rust field", cols[0], cols[1]));
+            let got = ours(cols[0], cols[1]).unwrap_or_else(|| panic!("{}.{} has no Rust field", cols[0], cols[1]));
             let want: usize = if cols[1] == "(sizeof)" { cols[3] } else { cols[2] }.parse().unwrap();
             assert_eq!(got, want, "{}.{}", cols[0], cols[1]);
             checked += 1;

@@ -10,10 +10,10 @@
 pub mod consts;
 pub mod env;
 pub mod flat_sqe;
+mod layout_asserts;
 pub mod liburing;
 pub mod mem;
 pub mod seccomp;
-mod layout_asserts;
 pub mod syscall;
 pub mod types;
 

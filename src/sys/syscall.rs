@@ -20,7 +20,15 @@ mod raw {
     /// writes is the caller's to give, and its effects (on mappings, fds)
     /// are the caller's to want.
     #[inline(always)]
-    pub unsafe fn syscall6(nr: libc::c_long, a1: usize, a2: usize, a3: usize, a4: usize, a5: usize, a6: usize) -> isize {
+    pub unsafe fn syscall6(
+        nr: libc::c_long,
+        a1: usize,
+        a2: usize,
+        a3: usize,
+        a4: usize,
+        a5: usize,
+        a6: usize,
+    ) -> isize {
         let ret: isize;
         // SAFETY: the caller guarantees the arguments are valid for `nr`.
         // The kernel clobbers only rcx and r11 (declared) besides rax.
@@ -50,7 +58,15 @@ mod raw {
     /// # Safety
     /// As for the x86_64 `syscall6`.
     #[inline]
-    pub unsafe fn syscall6(nr: libc::c_long, a1: usize, a2: usize, a3: usize, a4: usize, a5: usize, a6: usize) -> isize {
+    pub unsafe fn syscall6(
+        nr: libc::c_long,
+        a1: usize,
+        a2: usize,
+        a3: usize,
+        a4: usize,
+        a5: usize,
+        a6: usize,
+    ) -> isize {
         // SAFETY: the caller guarantees the arguments are valid for `nr`.
         let ret = unsafe { libc::syscall(nr, a1, a2, a3, a4, a5, a6) };
         if ret == -1 {
@@ -78,7 +94,15 @@ pub static STUB: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsi
 /// As for [`syscall6`].
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-pub unsafe fn syscall6_exempt(nr: libc::c_long, a1: usize, a2: usize, a3: usize, a4: usize, a5: usize, a6: usize) -> isize {
+pub unsafe fn syscall6_exempt(
+    nr: libc::c_long,
+    a1: usize,
+    a2: usize,
+    a3: usize,
+    a4: usize,
+    a5: usize,
+    a6: usize,
+) -> isize {
     let stub = STUB.load(core::sync::atomic::Ordering::Relaxed);
     if stub == 0 {
         // SAFETY: forwarded contract.
@@ -136,7 +160,14 @@ pub unsafe fn io_uring_setup(entries: u32, p: *mut io_uring_params) -> i32 {
 /// `arg` must be null or point to `argsz` readable bytes of the kind that
 /// `flags` selects (a sigset, an `io_uring_getevents_arg`, ...).
 #[inline]
-pub unsafe fn io_uring_enter(fd: i32, to_submit: u32, min_complete: u32, flags: u32, arg: *const c_void, argsz: usize) -> i32 {
+pub unsafe fn io_uring_enter(
+    fd: i32,
+    to_submit: u32,
+    min_complete: u32,
+    flags: u32,
+    arg: *const c_void,
+    argsz: usize,
+) -> i32 {
     // SAFETY: arg/argsz are valid per the caller's contract.
     unsafe {
         syscall6_exempt(
@@ -160,7 +191,17 @@ pub unsafe fn io_uring_enter(fd: i32, to_submit: u32, min_complete: u32, flags: 
 #[inline]
 pub unsafe fn io_uring_register(fd: i32, opcode: u32, arg: *const c_void, nr_args: u32) -> i32 {
     // SAFETY: arg/nr_args are valid for opcode per the caller's contract.
-    unsafe { syscall6_exempt(libc::SYS_io_uring_register, fd as u32 as usize, opcode as usize, arg as usize, nr_args as usize, 0, 0) as i32 }
+    unsafe {
+        syscall6_exempt(
+            libc::SYS_io_uring_register,
+            fd as u32 as usize,
+            opcode as usize,
+            arg as usize,
+            nr_args as usize,
+            0,
+            0,
+        ) as i32
+    }
 }
 
 /// `mmap(2)`: the mapping, or `Err(-errno)`.
@@ -233,9 +274,7 @@ pub fn getrlimit(resource: u32) -> Result<(u64, u64), i32> {
     let mut rl = [0u64; 2];
     // SAFETY: rl is a live, writable `struct rlimit64` (two u64s); a null
     // new-limit makes this a pure query of the calling process.
-    let ret = unsafe {
-        syscall6(libc::SYS_prlimit64, 0, resource as usize, 0, rl.as_mut_ptr() as usize, 0, 0)
-    };
+    let ret = unsafe { syscall6(libc::SYS_prlimit64, 0, resource as usize, 0, rl.as_mut_ptr() as usize, 0, 0) };
     if ret < 0 {
         Err(ret as i32)
     } else {

@@ -9,7 +9,8 @@ const TABLE: &str = include_str!("../../abi/liburing-2.15-layouts.tsv");
 const ASSERTS: &str = include_str!("layout_asserts.rs");
 
 /// Rows that belong to liburing's own structs (src/ring/types.rs) or libc.
-const NOT_KERNEL: &[&str] = &["io_uring", "io_uring_sq", "io_uring_cq", "io_uring_cqe_iter", "io_uring_zcrx_rq", "sockaddr"];
+const NOT_KERNEL: &[&str] =
+    &["io_uring", "io_uring_sq", "io_uring_cq", "io_uring_cqe_iter", "io_uring_zcrx_rq", "sockaddr"];
 
 /// (struct, last path component, kind, value) for every generated assert.
 fn parsed_asserts() -> HashSet<(String, String, &'static str, String)> {
@@ -161,7 +162,8 @@ fn nop_round_trip_through_mapped_rings() {
     let rw = libc::PROT_READ | libc::PROT_WRITE;
     let flags = libc::MAP_SHARED | libc::MAP_POPULATE;
     // SAFETY: fresh shared mappings of our ring fd at kernel-defined offsets.
-    let ring = unsafe { mmap(ptr::null_mut(), ring_sz, rw, flags, r.fd, IORING_OFF_SQ_RING as i64) }.expect("mmap ring");
+    let ring =
+        unsafe { mmap(ptr::null_mut(), ring_sz, rw, flags, r.fd, IORING_OFF_SQ_RING as i64) }.expect("mmap ring");
     let sqes_sz = p.sq_entries as usize * size_of::<io_uring_sqe>();
     // SAFETY: as above.
     let sqes = unsafe { mmap(ptr::null_mut(), sqes_sz, rw, flags, r.fd, IORING_OFF_SQES as i64) }.expect("mmap sqes");
@@ -180,7 +182,8 @@ fn nop_round_trip_through_mapped_rings() {
         let ret = io_uring_enter(r.fd, 1, 1, IORING_ENTER_GETEVENTS, ptr::null(), 0);
         assert_eq!(ret, 1);
 
-        let ctail = core::sync::atomic::AtomicU32::from_ptr(at(p.cq_off.tail)).load(core::sync::atomic::Ordering::Acquire);
+        let ctail =
+            core::sync::atomic::AtomicU32::from_ptr(at(p.cq_off.tail)).load(core::sync::atomic::Ordering::Acquire);
         let chead = *at(p.cq_off.head);
         assert_eq!(ctail.wrapping_sub(chead), 1);
         let mask = *at(p.cq_off.ring_mask);
@@ -204,7 +207,8 @@ fn register_probe_and_bad_opcode() {
     }
     let mut probe = Probe { hdr: Default::default(), ops: [Default::default(); N] };
     // SAFETY: probe has room for N ops after the header.
-    let ret = unsafe { io_uring_register(r.fd, IORING_REGISTER_PROBE, &mut probe as *mut Probe as *const c_void, N as u32) };
+    let ret =
+        unsafe { io_uring_register(r.fd, IORING_REGISTER_PROBE, &mut probe as *mut Probe as *const c_void, N as u32) };
     assert_eq!(ret, 0);
     assert!(probe.hdr.last_op >= IORING_OP_SEND_ZC, "kernel 6.x knows at least SEND_ZC");
     assert!(probe.ops[IORING_OP_NOP as usize].flags & IO_URING_OP_SUPPORTED != 0);
@@ -316,7 +320,8 @@ fn constants_match_c_headers() {
             .map(|l| l.split([' ', '(']).next().unwrap().to_string())
             .collect()
     };
-    let sys_macros = macro_names("#include <linux/fs.h>\n#include <linux/types.h>\n#include <linux/time_types.h>\n", "mbase");
+    let sys_macros =
+        macro_names("#include <linux/fs.h>\n#include <linux/types.h>\n#include <linux/time_types.h>\n", "mbase");
     let ours = macro_names(UAPI_INCLUDES, "mours");
     let mut missing: Vec<String> = ours
         .difference(&sys_macros)

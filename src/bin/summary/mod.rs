@@ -106,7 +106,11 @@ impl Map {
         } else {
             // SAFETY: a fresh private read-only mapping of the whole file.
             let p = unsafe { libc::mmap(ptr::null_mut(), len, libc::PROT_READ, libc::MAP_PRIVATE, fd, 0) };
-            if p == libc::MAP_FAILED { Err(errno()) } else { Ok(Map { p, len }) }
+            if p == libc::MAP_FAILED {
+                Err(errno())
+            } else {
+                Ok(Map { p, len })
+            }
         };
         // SAFETY: fd is ours.
         unsafe { libc::close(fd) };
@@ -116,10 +120,20 @@ impl Map {
     fn anon(len: usize) -> Result<Map, i32> {
         // SAFETY: a fresh private anonymous mapping.
         let p = unsafe {
-            libc::mmap(ptr::null_mut(), len.max(1), libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+            libc::mmap(
+                ptr::null_mut(),
+                len.max(1),
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
         };
-        if p == libc::MAP_FAILED { Err(errno()) } else { Ok(Map { p, len: len.max(1) }) }
+        if p == libc::MAP_FAILED {
+            Err(errno())
+        } else {
+            Ok(Map { p, len: len.max(1) })
+        }
     }
 
     fn bytes(&self) -> &[u8] {
@@ -228,7 +242,10 @@ impl<'a> Trace<'a> {
         let s = &mut self.ops[op as usize];
         let name = res.strip_prefix(b"-").unwrap_or(res);
         let len = name.len().min(16);
-        let slot = s.errs.iter().position(|e| e.2 > 0 && e.0.get(..e.1) == name.get(..len))
+        let slot = s
+            .errs
+            .iter()
+            .position(|e| e.2 > 0 && e.0.get(..e.1) == name.get(..len))
             .or_else(|| s.errs.iter().position(|e| e.2 == 0));
         match slot {
             Some(k) => {
@@ -292,7 +309,13 @@ impl<'a> Trace<'a> {
             let dur = field(line, b" latency=").and_then(dur_ns).unwrap_or(0);
             let end = tod_ns(line).unwrap_or(0);
             let r = Req {
-                start: end.saturating_sub(dur), dur, ring: ri as u16, op, err: res.starts_with(b"-"), call: false, lane: 0,
+                start: end.saturating_sub(dur),
+                dur,
+                ring: ri as u16,
+                op,
+                err: res.starts_with(b"-"),
+                call: false,
+                lane: 0,
             };
             self.completed(r, res);
         } else if what.starts_with(b"exit ") {
@@ -391,7 +414,13 @@ impl fmt::Display for Dur {
             1_000_000..=999_999_999 => (ns as f64 / 1e6, "ms"),
             _ => (ns as f64 / 1e9, "s"),
         };
-        let prec = if v >= 100.0 { 0 } else if v >= 10.0 { 1 } else { 2 };
+        let prec = if v >= 100.0 {
+            0
+        } else if v >= 10.0 {
+            1
+        } else {
+            2
+        };
         write!(f, "{v:.prec$}{unit}")
     }
 }
@@ -474,16 +503,28 @@ impl Trace<'_> {
     }
 
     fn text<W: Write>(&mut self, o: &mut W) -> fmt::Result {
-        writeln!(o, "{:<16} {:>8} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9}  errors", "opcode", "count", "unseen", "more",
-            "p50", "p90", "p99", "max")?;
+        writeln!(
+            o,
+            "{:<16} {:>8} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9}  errors",
+            "opcode", "count", "unseen", "more", "p50", "p90", "p99", "max"
+        )?;
         let n = self.n;
         let reqs = core::mem::take(&mut self.reqs);
         let r = by_op(&mut reqs[..n], |op, g| {
             let d = Durs(g);
             let s = &self.ops[op as usize];
-            write!(o, "{:<16} {:>8} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9}  ", op_name(op), s.count,
-                s.count.saturating_sub(s.done), s.more,
-                Opt(Some(d.at(50)), true), Opt(Some(d.at(90)), true), Opt(Some(d.at(99)), true), Opt(Some(d.at(100)), true))?;
+            write!(
+                o,
+                "{:<16} {:>8} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9}  ",
+                op_name(op),
+                s.count,
+                s.count.saturating_sub(s.done),
+                s.more,
+                Opt(Some(d.at(50)), true),
+                Opt(Some(d.at(90)), true),
+                Opt(Some(d.at(99)), true),
+                Opt(Some(d.at(100)), true)
+            )?;
             self.errors(op, o, false)?;
             o.write_str("\n")
         });
@@ -493,19 +534,40 @@ impl Trace<'_> {
         for op in 0..=255u8 {
             let s = &self.ops[op as usize];
             if s.done == 0 && (s.count > 0 || s.more > 0) {
-                writeln!(o, "{:<16} {:>8} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9}  -", op_name(op), s.count, s.count, s.more,
-                    "-", "-", "-", "-")?;
+                writeln!(
+                    o,
+                    "{:<16} {:>8} {:>7} {:>7} {:>9} {:>9} {:>9} {:>9}  -",
+                    op_name(op),
+                    s.count,
+                    s.count,
+                    s.more,
+                    "-",
+                    "-",
+                    "-",
+                    "-"
+                )?;
             }
         }
         writeln!(o)?;
-        writeln!(o, "{:<24} {:>9} {:>13} {:>14} {:>11} {:>10}", "ring", "requests", "unseen_cqes", "peak_in_flight",
-            "cq_overflow", "waited")?;
+        writeln!(
+            o,
+            "{:<24} {:>9} {:>13} {:>14} {:>11} {:>10}",
+            "ring", "requests", "unseen_cqes", "peak_in_flight", "cq_overflow", "waited"
+        )?;
         for r in &self.rings[..self.nrings] {
             let mut l = uring::diag::Line::<64>::new();
             let _ = write!(l, "ring {} pid {}", Text(r.name()), r.pid);
             let peak = r.peak.unwrap_or(r.computed_peak.max(0) as u64);
-            writeln!(o, "{:<24} {:>9} {:>13} {:>14} {:>11} {:>10}", l.as_str(), r.requests, r.unseen, peak,
-                Opt(r.overflow, false), Opt(r.waited, true))?;
+            writeln!(
+                o,
+                "{:<24} {:>9} {:>13} {:>14} {:>11} {:>10}",
+                l.as_str(),
+                r.requests,
+                r.unseen,
+                peak,
+                Opt(r.overflow, false),
+                Opt(r.waited, true)
+            )?;
         }
         Ok(())
     }
@@ -520,10 +582,23 @@ impl Trace<'_> {
         let r = by_op(&mut reqs[..n], |op, g| {
             let d = Durs(g);
             let s = &self.ops[op as usize];
-            write!(o, "{sep}{{\"op\":\"{}\",\"count\":{},\"unseen\":{},\"more\":{},\"errors\":{{", op_name(op), s.count,
-                s.count.saturating_sub(s.done), s.more)?;
+            write!(
+                o,
+                "{sep}{{\"op\":\"{}\",\"count\":{},\"unseen\":{},\"more\":{},\"errors\":{{",
+                op_name(op),
+                s.count,
+                s.count.saturating_sub(s.done),
+                s.more
+            )?;
             self.errors(op, o, true)?;
-            write!(o, "}},\"p50_ns\":{},\"p90_ns\":{},\"p99_ns\":{},\"max_ns\":{}}}", d.at(50), d.at(90), d.at(99), d.at(100))?;
+            write!(
+                o,
+                "}},\"p50_ns\":{},\"p90_ns\":{},\"p99_ns\":{},\"max_ns\":{}}}",
+                d.at(50),
+                d.at(90),
+                d.at(99),
+                d.at(100)
+            )?;
             sep = ",";
             Ok(())
         });
@@ -532,8 +607,15 @@ impl Trace<'_> {
         for op in 0..=255u8 {
             let s = &self.ops[op as usize];
             if s.done == 0 && (s.count > 0 || s.more > 0) {
-                write!(o, "{sep}{{\"op\":\"{}\",\"count\":{},\"unseen\":{},\"more\":{},\"errors\":{{}},\"p50_ns\":null,\
-                    \"p90_ns\":null,\"p99_ns\":null,\"max_ns\":null}}", op_name(op), s.count, s.count, s.more)?;
+                write!(
+                    o,
+                    "{sep}{{\"op\":\"{}\",\"count\":{},\"unseen\":{},\"more\":{},\"errors\":{{}},\"p50_ns\":null,\
+                    \"p90_ns\":null,\"p99_ns\":null,\"max_ns\":null}}",
+                    op_name(op),
+                    s.count,
+                    s.count,
+                    s.more
+                )?;
                 sep = ",";
             }
         }
@@ -554,8 +636,12 @@ pub fn run(file: &core::ffi::CStr, mode: Mode, out: &mut Out, err: &mut Out) -> 
     let map = match Map::file(file) {
         Ok(m) => m,
         Err(e) => {
-            let _ = writeln!(err, "uring-info: {}: {}", Text(file.to_bytes()),
-                uring::diag::names::errno_name(e).unwrap_or("error"));
+            let _ = writeln!(
+                err,
+                "uring-info: {}: {}",
+                Text(file.to_bytes()),
+                uring::diag::names::errno_name(e).unwrap_or("error")
+            );
             return 1;
         }
     };
@@ -572,7 +658,8 @@ pub fn run(file: &core::ffi::CStr, mode: Mode, out: &mut Out, err: &mut Out) -> 
     // a valid Req) and outlives `t`.
     let reqs = unsafe { core::slice::from_raw_parts_mut(store.p as *mut Req, lines) };
     let json = text.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'[');
-    let mut t = Trace { reqs, n: 0, rings: [RingSum::default(); MAX_RINGS], nrings: 0, ops: [OpSum::default(); 256], json };
+    let mut t =
+        Trace { reqs, n: 0, rings: [RingSum::default(); MAX_RINGS], nrings: 0, ops: [OpSum::default(); 256], json };
     for line in text.split(|&c| c == b'\n') {
         if json {
             t.json_line(line);

@@ -107,21 +107,35 @@ pub fn draw(t: &mut Trace, o: &mut Out) -> fmt::Result {
     let legend_y = h + 10;
     h = legend_y + 30 + table_lines * 15 + 10;
 
-    writeln!(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{h}\" viewBox=\"0 0 {W} {h}\" \
-        font-family=\"DejaVu Sans Mono, monospace\" font-size=\"12\">")?;
+    writeln!(
+        o,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{h}\" viewBox=\"0 0 {W} {h}\" \
+        font-family=\"DejaVu Sans Mono, monospace\" font-size=\"12\">"
+    )?;
     writeln!(o, "<rect width=\"{W}\" height=\"{h}\" fill=\"white\"/>")?;
     writeln!(o, "<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">io_uring requests over {} ({} requests{})</text>",
         Dur(span), requests, if n > MAX_BARS { ", the first 20000 bars drawn" } else { "" })?;
     // Time axis ticks: ten steps.
     for k in 0..=10u64 {
         let xx = LEFT + PLOT * k / 10;
-        writeln!(o, "<line x1=\"{xx}\" y1=\"34\" x2=\"{xx}\" y2=\"{}\" stroke=\"#ddd\"/><text x=\"{xx}\" y=\"46\" \
-            text-anchor=\"middle\" fill=\"#555\" font-size=\"10\">{}</text>", legend_y - 10, Dur(span * k / 10))?;
+        writeln!(
+            o,
+            "<line x1=\"{xx}\" y1=\"34\" x2=\"{xx}\" y2=\"{}\" stroke=\"#ddd\"/><text x=\"{xx}\" y=\"46\" \
+            text-anchor=\"middle\" fill=\"#555\" font-size=\"10\">{}</text>",
+            legend_y - 10,
+            Dur(span * k / 10)
+        )?;
     }
     let mut y = 60;
     let mut at = 0;
     for (k, ring) in t.rings[..t.nrings].iter().enumerate() {
-        writeln!(o, "<text x=\"10\" y=\"{}\" font-weight=\"bold\">ring {} (pid {})</text>", y + 14, X(ring.name()), ring.pid)?;
+        writeln!(
+            o,
+            "<text x=\"10\" y=\"{}\" font-weight=\"bold\">ring {} (pid {})</text>",
+            y + 14,
+            X(ring.name()),
+            ring.pid
+        )?;
         y += 24;
         // In flight per pixel column: +1 where a request starts, -1 after it ends.
         let mut diff = [0i32; PLOT as usize + 2];
@@ -180,8 +194,15 @@ pub fn draw(t: &mut Trace, o: &mut Out) -> fmt::Result {
     // Legend: the opcodes present.
     let mut lx = 10;
     for op in (0..256).filter(|&op| seen[op]) {
-        writeln!(o, "<rect x=\"{lx}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">{}</text>",
-            legend_y, colour(&seen, op as u8), lx + 16, legend_y + 11, op_name(op as u8))?;
+        writeln!(
+            o,
+            "<rect x=\"{lx}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">{}</text>",
+            legend_y,
+            colour(&seen, op as u8),
+            lx + 16,
+            legend_y + 11,
+            op_name(op as u8)
+        )?;
         lx += 30 + 8 * op_name(op as u8).len() as u64;
     }
     writeln!(o, "<rect x=\"{lx}\" y=\"{legend_y}\" width=\"12\" height=\"12\" fill=\"white\" stroke=\"#d00\" stroke-width=\"1.5\"/>\
