@@ -206,8 +206,13 @@ impl Req {
 /// Allocates a request for `sqe`.
 pub(crate) fn alloc(ctx: &Ctx, sqe: &Sqe, id: u64) -> ReqPtr {
     ctx.users.fetch_add(1, Ordering::Relaxed);
+    boxed(*sqe, ctx, id)
+}
+
+/// A fresh request of `ctx` on the heap, owned by the caller.
+fn boxed(sqe: Sqe, ctx: *const Ctx, id: u64) -> ReqPtr {
     let b = Box::new(Req {
-        sqe: *sqe,
+        sqe,
         ctx,
         link: None,
         qnext: None,

@@ -12,24 +12,7 @@ use super::*;
 const STEPS: usize = if cfg!(miri) { 300 } else { 20_000 };
 
 fn mk(id: u64) -> ReqPtr {
-    let b = Box::new(Req {
-        sqe: Sqe::default(),
-        ctx: core::ptr::null(),
-        link: None,
-        qnext: None,
-        anext: None,
-        aprev: None,
-        ltimeout: None,
-        id,
-        state: AtomicU32::new(st::IDLE),
-        file: -1,
-        flags: 0,
-        res: 0,
-        creds: None,
-        io: OpData::None,
-    });
-    // SAFETY: Box::into_raw never returns null.
-    ReqPtr(unsafe { NonNull::new_unchecked(Box::into_raw(b)) })
+    boxed(Sqe::default(), core::ptr::null(), id)
 }
 
 fn mk_all(n: u64) -> Vec<ReqPtr> {
