@@ -1586,8 +1586,10 @@ fn run(lib: &Lib, prog: &Program, engine: &str) -> Result<RunResult, String> {
         if owed.is_empty() {
             break;
         }
-        if let Err(e) = collect(lib, &mut ring, &mut cqes, &owed[..1], 3000) {
-            return Err(format!("{engine}, after {:?}: {e}", cqes));
+        // One CQE at a time: the one that comes may show that the rest of
+        // its link was dropped.
+        if let Err(r) = next_cqe(lib, &mut ring, &mut cqes, 3000) {
+            return Err(format!("{engine}, after {:?}: waiting for CQEs: {r}, still owed {owed:?}", cqes));
         }
     }
     // Stragglers (CQEs of skipped successes that failed, and the like).
@@ -1653,22 +1655,32 @@ fn collect(lib: &Lib, ring: &mut Ring, out: &mut Vec<(u64, i32, u32)>, want: &[u
         if !want.is_empty() && missing.is_empty() {
             return Ok(());
         }
-        let mut ts = KernelTimespec { tv_sec: ms / 1000, tv_nsec: (ms % 1000) * 1_000_000 };
-        let mut cqe: *mut Cqe = std::ptr::null_mut();
-        // SAFETY: a live ring; the CQE pointer is valid until cqe_seen.
-        let r = unsafe { (lib.wait_cqe_timeout)(ring, &mut cqe, &mut ts) };
-        if r < 0 {
+        if let Err(r) = next_cqe(lib, ring, out, ms) {
             if want.is_empty() {
                 return Ok(());
             }
             return Err(format!("waiting for CQEs: {r}, still missing {missing:?}"));
         }
-        // SAFETY: as above.
-        let c = unsafe { *cqe };
-        unsafe { (lib.cqe_seen)(ring, cqe) };
-        out.push((c.user_data, c.res, c.flags));
-        missing.remove(&c.user_data);
+        missing.remove(&out[out.len() - 1].0);
     }
+}
+
+/// Reaps one CQE into `out`, waiting up to `ms`; the wait's error if none
+/// came.
+fn next_cqe(lib: &Lib, ring: &mut Ring, out: &mut Vec<(u64, i32, u32)>, ms: i64) -> Result<(), i32> {
+    let mut ts = KernelTimespec { tv_sec: ms / 1000, tv_nsec: (ms % 1000) * 1_000_000 };
+    let mut cqe: *mut Cqe = std::ptr::null_mut();
+    // SAFETY: a live ring; the CQE pointer is valid until cqe_seen.
+    let r = unsafe { (lib.wait_cqe_timeout)(ring, &mut cqe, &mut ts) };
+    if r < 0 {
+        return Err(r);
+    }
+    // SAFETY: as above.
+    let c = unsafe { *cqe };
+    // SAFETY: as above.
+    unsafe { (lib.cqe_seen)(ring, cqe) };
+    out.push((c.user_data, c.res, c.flags));
+    Ok(())
 }
 
 // ---------------------------------------------------------------- checking
