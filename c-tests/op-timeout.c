@@ -24,6 +24,21 @@ static struct io_uring_sqe *linked_read(struct io_uring *ring, int fd,
 	return op_link_timeout(ring, sqe, t);
 }
 
+/* Arms timeout `t` as user_data 1, then removes it with user_data 2, each
+ * in a submit call of its own. */
+static void arm_and_remove(struct io_uring *ring, struct __kernel_timespec *t)
+{
+	struct io_uring_sqe *sqe = op_sqe(ring);
+
+	io_uring_prep_timeout(sqe, t, 0, 0);
+	io_uring_sqe_set_data64(sqe, 1);
+	op_submit(ring, 1);
+	sqe = op_sqe(ring);
+	io_uring_prep_timeout_remove(sqe, 1, 0);
+	io_uring_sqe_set_data64(sqe, 2);
+	op_submit(ring, 1);
+}
+
 int main(int argc, char **argv)
 {
 	struct io_uring ring;
@@ -78,14 +93,7 @@ int main(int argc, char **argv)
 	CHECK_EQ(c[0].res, -ETIME, "updated timeout expiry");
 	CHECK(tu_now_ns() - t0 < 5000000000LL, "update did not shorten");
 
-	sqe = op_sqe(&ring);
-	io_uring_prep_timeout(sqe, &t1, 0, 0);
-	io_uring_sqe_set_data64(sqe, 1);
-	op_submit(&ring, 1);
-	sqe = op_sqe(&ring);
-	io_uring_prep_timeout_remove(sqe, 1, 0);
-	io_uring_sqe_set_data64(sqe, 2);
-	op_submit(&ring, 1);
+	arm_and_remove(&ring, &t1);
 	op_wait_n(&ring, c, 2);
 	CHECK_EQ(c[1].res, 0, "timeout_remove");
 	CHECK_EQ(c[0].res, -ECANCELED, "removed timeout");
@@ -95,14 +103,7 @@ int main(int argc, char **argv)
 
 	/* The remove's CQE comes first: the kernel completes the removed
 	 * timeout from task work, after the submit batch. */
-	sqe = op_sqe(&ring);
-	io_uring_prep_timeout(sqe, &t1, 0, 0);
-	io_uring_sqe_set_data64(sqe, 1);
-	op_submit(&ring, 1);
-	sqe = op_sqe(&ring);
-	io_uring_prep_timeout_remove(sqe, 1, 0);
-	io_uring_sqe_set_data64(sqe, 2);
-	op_submit(&ring, 1);
+	arm_and_remove(&ring, &t1);
 	{
 		struct io_uring_cqe *cqe;
 
