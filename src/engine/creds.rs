@@ -125,8 +125,9 @@ fn set_securebits(bits: u32) -> Result<(), i32> {
     ok(unsafe { libc::prctl(libc::PR_SET_SECUREBITS, bits as libc::c_ulong) } as libc::c_long)
 }
 
-/// The real, effective and saved user and group ids, and the groups.
-fn ids() -> Result<([u32; 4], [u32; 4], Vec<u32>), i32> {
+/// The real, effective and saved user ids and group ids, in the first
+/// three places of each array.
+fn res_ids() -> Result<([u32; 4], [u32; 4]), i32> {
     let (mut uid, mut gid) = ([0u32; 4], [0u32; 4]);
     let (u, g) = (uid.as_mut_ptr(), gid.as_mut_ptr());
     // SAFETY: each call writes three ids into a live local array.
@@ -134,6 +135,12 @@ fn ids() -> Result<([u32; 4], [u32; 4], Vec<u32>), i32> {
         ok(libc::syscall(libc::SYS_getresuid, u, u.add(1), u.add(2)))?;
         ok(libc::syscall(libc::SYS_getresgid, g, g.add(1), g.add(2)))?;
     }
+    Ok((uid, gid))
+}
+
+/// The real, effective and saved user and group ids, and the groups.
+fn ids() -> Result<([u32; 4], [u32; 4], Vec<u32>), i32> {
+    let (uid, gid) = res_ids()?;
     let mut groups = alloc::vec![0u32; 32];
     loop {
         // SAFETY: room for `groups.len()` ids.
@@ -281,14 +288,8 @@ fn own_is(c: &Creds) -> Result<bool, i32> {
 /// groups are still `k`'s. Reads them without allocating (a worker asks
 /// before each op); false also when it has too many groups to read here.
 fn ids_are(k: &Creds) -> Result<bool, i32> {
-    let (mut uid, mut gid) = ([0u32; 3], [0u32; 3]);
-    let (u, g) = (uid.as_mut_ptr(), gid.as_mut_ptr());
-    // SAFETY: each call writes three ids into a live local array.
-    unsafe {
-        ok(libc::syscall(libc::SYS_getresuid, u, u.add(1), u.add(2)))?;
-        ok(libc::syscall(libc::SYS_getresgid, g, g.add(1), g.add(2)))?;
-    }
-    if k.uid[..3] != uid || k.gid[..3] != gid {
+    let (uid, gid) = res_ids()?;
+    if k.uid[..3] != uid[..3] || k.gid[..3] != gid[..3] {
         return Ok(false);
     }
     let mut groups = [0u32; 64];
