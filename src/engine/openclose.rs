@@ -229,4 +229,4 @@ fn undo_fixed(ctx: &Ctx, out: [i32; 2], err: i32) -> i32 {
     err
 }
 
-pub(crate) const PIPE: OpDef = OpDef { prep: pipe_prep, issue: pipe_issue, creds: false, ..BASE };
+pub(crate) const PIPE: OpDef = OpDef { prep: pipe_prep, issue: pipe_issue, ..BASE };
