@@ -266,7 +266,7 @@ impl Inner {
             // SAFETY: only this thread exists; the copy is ours to read.
             let q = unsafe { r.get() };
             if q.flags & super::req::rf::OWN_FILE != 0 {
-                os::close(q.file);
+                super::fileref::close_file(q.file);
             }
         }
         super::fork::keep(core::mem::replace(self, Inner::new()));

@@ -99,12 +99,15 @@ extern "C" fn prepare() {
     for class in 0..4 {
         table::each_held(|ctx, _| locks(ctx)[class].hold());
     }
+    super::fileref::hold_for_fork();
 }
 
 extern "C" fn parent() {
     if !super::active() {
         return;
     }
+    // SAFETY: `prepare` held it in this thread.
+    unsafe { super::fileref::unhold_after_fork() };
     table::each_held(|ctx, _| {
         for l in locks(ctx).iter().rev() {
             // SAFETY: `prepare` held them in this thread.
@@ -124,6 +127,7 @@ extern "C" fn child() {
         super::waiter::after_fork_child();
         super::futex::after_fork_child();
         super::creds::after_fork_child();
+        super::fileref::after_fork_child();
     }
     table::each_held(|ctx, registered| {
         for l in locks(ctx) {

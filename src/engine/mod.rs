@@ -28,6 +28,7 @@ mod cancel;
 mod creds;
 mod ctx;
 mod epoll;
+mod fileref;
 mod fixed_fd;
 mod fork;
 mod fs;

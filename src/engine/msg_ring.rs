@@ -69,7 +69,7 @@ fn send_fd(ctx: &Ctx, t: &Ctx, r: &Req, mode: Mode) -> i32 {
     }
     let src = u32::try_from(s.addr3).ok().and_then(|i| ctx.rsrc.lock().file(i));
     let Some(src) = src else { return -libc::EBADF };
-    let fd = os::dup(src);
+    let fd = super::fileref::dup_file(src);
     if fd < 0 {
         return fd;
     }

@@ -293,17 +293,10 @@ pub(crate) fn ident(fd: i32) -> Result<(u64, u64), i32> {
 /// do) whether toggling O_APPEND, which an eventfd ignores, on `b` shows
 /// on `a`. Closed fds are not the same.
 pub(crate) fn same_description(a: i32, b: i32) -> bool {
-    const KCMP_FILE: i32 = 0;
-    // SAFETY: kcmp takes no memory.
-    let r = unsafe {
-        let pid = libc::getpid();
-        libc::syscall(libc::SYS_kcmp, pid, pid, KCMP_FILE, a, b)
-    };
-    if r >= 0 {
-        return r == 0;
-    }
-    if errno() == -libc::EBADF {
-        return false;
+    match kcmp_file(a, b) {
+        Ok(same) => return same,
+        Err(e) if e == -libc::EBADF => return false,
+        Err(_) => {}
     }
     // SAFETY: F_GETFL and F_SETFL only read and set file status flags.
     unsafe {
@@ -361,19 +354,26 @@ pub(crate) fn other_dup(a: i32, b: i32) -> Option<i32> {
 /// one is closed). Where kcmp is missing, files with the same identity
 /// count as the same.
 pub(crate) fn same_file(a: i32, b: i32) -> Result<bool, i32> {
+    match kcmp_file(a, b) {
+        Err(e) if e == -libc::ENOSYS || e == -libc::EPERM => Ok(ident(a)? == ident(b)?),
+        r => r,
+    }
+}
+
+/// kcmp(KCMP_FILE): whether fds `a` and `b` are the same open file
+/// description, or -errno (-EPERM or -ENOSYS where a container refuses
+/// kcmp or the kernel lacks it).
+pub(crate) fn kcmp_file(a: i32, b: i32) -> Result<bool, i32> {
     const KCMP_FILE: i32 = 0;
     // SAFETY: kcmp takes no memory.
     let r = unsafe {
         let pid = libc::getpid();
         libc::syscall(libc::SYS_kcmp, pid, pid, KCMP_FILE, a, b)
     };
-    match r {
-        0 => Ok(true),
-        r if r > 0 => Ok(false),
-        _ => match errno() {
-            e if e == -libc::ENOSYS || e == -libc::EPERM => Ok(ident(a)? == ident(b)?),
-            e => Err(e),
-        },
+    if r < 0 {
+        Err(errno())
+    } else {
+        Ok(r == 0)
     }
 }
 
@@ -598,6 +598,28 @@ impl ThreadKey {
     pub(crate) fn made(&self) -> bool {
         self.state.load(core::sync::atomic::Ordering::Acquire) == 2
     }
+}
+
+/// The whole of a small file (one of /proc's), or None if it cannot be
+/// opened.
+pub(crate) fn read_file(path: &core::ffi::CStr) -> Option<alloc::vec::Vec<u8>> {
+    // SAFETY: a NUL-terminated path; the fd is closed below.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return None;
+    }
+    let mut text = alloc::vec::Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        // SAFETY: reads at most chunk.len() bytes into chunk.
+        let n = unsafe { libc::read(fd, chunk.as_mut_ptr() as *mut c_void, chunk.len()) };
+        if n <= 0 {
+            break;
+        }
+        text.extend_from_slice(&chunk[..n as usize]);
+    }
+    close(fd);
+    Some(text)
 }
 
 /// "/proc/self/fd/N", NUL-terminated: the path that names fd `fd`.

@@ -9,8 +9,7 @@ use core::sync::atomic::Ordering;
 
 use super::ctx::{Cqe, Ctx};
 use super::opdef::{OpDef, BASE};
-use super::os;
-use super::req::{self, rf, st, Issued, Mode, OpData, Req, ReqPtr};
+use super::req::{self, st, Issued, Mode, OpData, Req, ReqPtr};
 use crate::sys::*;
 
 /// Reported whatever was asked for, as in the kernel.
@@ -81,13 +80,8 @@ fn arm(ctx: &Ctx, req: ReqPtr) -> Issued {
         // when the submitter waits for events.
         ctx.post_more(Cqe::new(r.sqe.user_data, mask as i32, IORING_CQE_F_MORE), Mode::Reactor);
     }
-    if r.flags & rf::OWN_FILE == 0 {
-        let d = os::dup(r.file);
-        if d < 0 {
-            return Issued::Done(d, 0);
-        }
-        r.file = d;
-        r.flags |= rf::OWN_FILE;
+    if let Err(e) = req::take_file(r) {
+        return Issued::Done(e, 0);
     }
     match super::readiness::arm(ctx, req, ev | ALWAYS) {
         Ok(()) => Issued::Queued,

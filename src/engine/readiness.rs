@@ -469,7 +469,7 @@ pub(crate) fn bury(ctx: &Ctx, r: ReqPtr) {
     disarm(q);
     if q.flags & rf::OWN_FILE != 0 {
         if !ctx.is_lost() {
-            os::close(q.file);
+            super::fileref::close_file(q.file);
         }
         q.file = -1;
     }

@@ -13,8 +13,8 @@ use core::ptr::NonNull;
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use super::ctx::{Cqe, Ctx};
+use super::io_wq;
 use super::opdef;
-use super::{io_wq, os};
 use crate::sys::flat_sqe::Sqe;
 use crate::sys::{
     IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_TASKRUN_FLAG, IORING_SQ_TASKRUN, IOSQE_ASYNC, IOSQE_CQE_SKIP_SUCCESS,
@@ -245,7 +245,7 @@ pub(crate) fn free(ctx: &Ctx, req: ReqPtr) {
     } else {
         // A lost ring's dups may be the application's files by now.
         if r.flags & rf::OWN_FILE != 0 && !ctx.is_lost() {
-            os::close(r.file);
+            super::fileref::close_file(r.file);
         }
         // SAFETY: allocated by `alloc` through Box and owned by us.
         drop(unsafe { Box::from_raw(req.0.as_ptr()) });
@@ -675,16 +675,25 @@ fn detach(ctx: &Ctx, req: ReqPtr, mode: Mode) -> bool {
             return false;
         }
     }
+    if let Err(e) = take_file(r) {
+        complete(ctx, req, e, 0, mode);
+        return false;
+    }
+    true
+}
+
+/// Gives the request a reference of its own to its file (`rf::OWN_FILE`),
+/// as the kernel takes one: the application may close its fd meanwhile.
+pub(crate) fn take_file(r: &mut Req) -> Result<(), i32> {
     if r.file >= 0 && r.flags & rf::OWN_FILE == 0 {
-        let d = os::dup(r.file);
+        let d = super::fileref::dup_file(r.file);
         if d < 0 {
-            complete(ctx, req, d, 0, mode);
-            return false;
+            return Err(d);
         }
         r.file = d;
         r.flags |= rf::OWN_FILE;
     }
-    true
+    Ok(())
 }
 
 /// Sends a request that would block to where it can wait: the reactor for

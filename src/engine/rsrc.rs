@@ -5,8 +5,8 @@ use alloc::vec::Vec;
 
 use super::ctx::{Cqe, Ctx};
 use super::opdef::{OpDef, BASE};
-use super::os;
 use super::req::{Issued, Mode, Req, ReqPtr};
+use super::{fileref, os};
 use crate::sys::{
     io_uring_file_index_range, io_uring_rsrc_register, io_uring_rsrc_update, io_uring_rsrc_update2,
     IORING_REGISTER_FILES_SKIP, IORING_RSRC_REGISTER_SPARSE,
@@ -102,7 +102,7 @@ impl Rsrc {
     }
 
     fn drop_file(&mut self, s: FileSlot) {
-        os::close(s.fd);
+        fileref::close_file(s.fd);
         if s.tag != 0 {
             self.tags.push(Cqe::new(s.tag, 0, 0));
         }
@@ -156,7 +156,7 @@ impl Rsrc {
 impl Drop for Rsrc {
     fn drop(&mut self) {
         for s in self.files.take().unwrap_or_default().into_iter().flatten() {
-            os::close(s.fd);
+            fileref::close_file(s.fd);
         }
     }
 }
@@ -246,7 +246,7 @@ fn take_file(fd: i32) -> Result<i32, i32> {
     if super::table::lookup(fd).is_some() {
         return Err(-libc::EBADF);
     }
-    let d = os::dup(fd);
+    let d = fileref::dup_file(fd);
     if d < 0 {
         Err(-libc::EBADF)
     } else {
@@ -292,7 +292,7 @@ fn register_files_common(ctx: &Ctx, fds: u64, tags: u64, nr: u32, sparse: bool) 
 
 fn fail_files(table: Vec<Option<FileSlot>>, e: i32) -> i32 {
     for s in table.into_iter().flatten() {
-        os::close(s.fd);
+        fileref::close_file(s.fd);
     }
     e
 }
@@ -462,22 +462,7 @@ fn check_buf(iov: &libc::iovec, tag: u64) -> Result<Option<BufSlot>, i32> {
 /// memory are fine (read from /proc/self/maps).
 fn shared_disk_file(start: u64, end: u64) -> bool {
     const FINE: [i64; 3] = [0x0102_1994, 0x9584_58f6, 0x8584_58f6];
-    // SAFETY: a NUL-terminated path; the fd is closed below.
-    let fd = unsafe { libc::open(c"/proc/self/maps".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return false;
-    }
-    let mut maps = Vec::new();
-    let mut chunk = [0u8; 4096];
-    loop {
-        // SAFETY: reads at most chunk.len() bytes into chunk.
-        let n = unsafe { libc::read(fd, chunk.as_mut_ptr() as *mut core::ffi::c_void, chunk.len()) };
-        if n <= 0 {
-            break;
-        }
-        maps.extend_from_slice(&chunk[..n as usize]);
-    }
-    os::close(fd);
+    let Some(maps) = os::read_file(c"/proc/self/maps") else { return false };
     let hex = |b: &[u8]| core::str::from_utf8(b).ok().and_then(|t| u64::from_str_radix(t, 16).ok());
     let fs_type = |path: &[u8]| {
         let mut c = path.to_vec();
@@ -744,7 +729,7 @@ pub(crate) fn install_fixed(ctx: &Ctx, fd: i32, slot: u32) -> i32 {
         } else {
             rs.install(slot, fd).map(|_| 0)
         };
-        r.inspect_err(|_| os::close(fd))
+        r.inspect_err(|_| fileref::close_file(fd))
     })
 }
 

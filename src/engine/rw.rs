@@ -588,7 +588,7 @@ fn pipe_transfer(r: &mut Req) -> Option<isize> {
     r.file = fd;
     let ret = transfer(r, false);
     r.file = orig;
-    os::close(fd);
+    super::fileref::close_file(fd);
     Some(ret)
 }
 

@@ -448,6 +448,8 @@ impl Ctx {
             }
         }
         drop(c);
+        // Its requests and files have let go of their dups by now.
+        super::fileref::sweep();
     }
 }
 
