@@ -51,6 +51,12 @@ done
 # With the object alone (no interception, no liburing) the kernel answers
 # as through glibc's syscall(3): a ring, or -1 and EPERM where blocked.
 shimso=$B/lib/liburing-rs-syscall.so.2.15
+if command -v readelf >/dev/null; then
+    ex=$(readelf --dyn-syms -W "$shimso" | awk '$1 ~ /^[0-9]+:$/ && $7 != "UND" && ($5 == "GLOBAL" || $5 == "WEAK") { print $8 }')
+    [ "$ex" = syscall ] || bad "liburing-rs-syscall.so exports [$ex], not syscall alone (unversioned)"
+    nd=$(readelf -d "$shimso" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+    [ "$nd" = libc.so.6 ] || bad "liburing-rs-syscall.so needs [$nd]"
+fi
 if [ $kernel -eq 1 ]; then
     out=$("$T/shim" syscall 2>&1) || bad "shim syscall on the kernel: $out"
     out=$("$T/shim" asm 2>&1); [ "$out" = asm=direct ] || bad "shim asm on the kernel: $out"

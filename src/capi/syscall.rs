@@ -91,18 +91,12 @@ pub unsafe extern "C" fn liburing_rs_intercept_syscall(nr: c_long, args: *const 
     #[cfg(target_arch = "x86_64")]
     if crate::intercept::active() && !args.is_null() && !res.is_null() {
         // SAFETY: the caller's promise: six readable longs.
-        let a = unsafe { core::ptr::read_unaligned(args as *const [c_long; 6]) };
-        let r = match nr {
-            libc::SYS_io_uring_setup => crate::intercept::setup(a[0] as u32, a[1] as u64),
-            libc::SYS_io_uring_enter => {
-                crate::intercept::enter(a[0] as i32, a[1] as u32, a[2] as u32, a[3] as u32, a[4] as *const c_void, a[5] as usize)
-            }
-            libc::SYS_io_uring_register => crate::intercept::register(a[0] as i32, a[1] as u32, a[2] as *const c_void, a[3] as u32),
-            _ => return 0,
-        };
-        // SAFETY: the caller's promise: one writable long.
-        unsafe { res.write_unaligned(r as c_long) };
-        return 1;
+        let a = unsafe { core::ptr::read_unaligned(args as *const [u64; 6]) };
+        if let Some(r) = crate::intercept::io_uring_call(nr as i64, a) {
+            // SAFETY: the caller's promise: one writable long.
+            unsafe { res.write_unaligned(r as c_long) };
+            return 1;
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (nr, args, res);
