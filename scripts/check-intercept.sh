@@ -71,6 +71,15 @@ done
 [ $st -eq $((128 + 31)) ] || bad "shim syscall trapped without the object: exit $st, not death by SIGSYS"
 out=$("$nouring" EPERM env LD_PRELOAD="$shimso" "$T/setup-errno")
 case $out in setup=errno1*) ;; *) bad "object alone, io_uring blocked: $out" ;; esac
+# A uring-run with no lib/ beside it (Debian's layout) names both objects
+# for the loader's path, the syscall(3) one only if the loader finds it.
+mkdir -p "$work/bin" && cp "$run" "$work/bin/uring-run"
+out=$(LD_LIBRARY_PATH=$B/lib "$work/bin/uring-run" sh -c 'echo "$LD_PRELOAD"')
+[ "$out" = liburing.so.2:liburing-rs-syscall.so.2.15 ] || bad "uring-run away from lib/, object on the path: $out"
+if ! ldconfig -p 2>/dev/null | grep -q liburing-rs-syscall; then
+    out=$("$work/bin/uring-run" sh -c 'echo "$LD_PRELOAD"' 2>&1)
+    [ "$out" = liburing.so.2 ] || bad "uring-run away from lib/, object nowhere: $out"
+fi
 echo "syscall(3) object: io_uring calls served with no trap; inline syscall traps; alone it is glibc's syscall"
 
 # The project's C tests that make raw calls of their own (skipped in the
