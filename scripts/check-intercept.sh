@@ -160,6 +160,20 @@ if cargo build -q --release --offline --example intercept_crate 2>/dev/null ||
         [ "$k" = "$e" ] || bad "intercept_crate differs: kernel [$k] engine [$e]"
     fi
     echo "intercept_crate (io-uring crate): same output as on the kernel"
+    # The crate calls syscall(3): under uring-run none of its enter and
+    # register calls trap (strace counts the SIGSYS deliveries), where
+    # without the object each does. (strace, loading the library too, puts
+    # the filter in place before the exec: the library's probe setup traps.)
+    if command -v strace >/dev/null; then
+        traps() { grep 'SIGSYS {' "$work/st" | grep -Ec 'si_syscall=__NR_io_uring_(enter|register)'; }
+        "$nouring" EPERM "$run" strace -f -o "$work/st" -e trace=none -e signal=SIGSYS "$ex" >/dev/null 2>&1
+        a=$(traps)
+        "$nouring" EPERM env LD_PRELOAD="$B/lib/liburing.so.2" LIBURING_RS_INTERCEPT=1 \
+            strace -f -o "$work/st" -e trace=none -e signal=SIGSYS "$ex" >/dev/null 2>&1
+        b=$(traps)
+        [ "$a" -eq 0 ] && [ "$b" -gt 0 ] || bad "intercept_crate: $a enter/register traps under uring-run, $b without the object"
+        echo "intercept_crate: $a enter/register calls trapped under uring-run, $b without the syscall(3) object"
+    fi
 else
     echo "note: examples/intercept_crate did not build (no io-uring crate offline?)"
 fi
