@@ -92,7 +92,7 @@ pub unsafe extern "C" fn liburing_rs_intercept_syscall(nr: c_long, args: *const 
     if crate::intercept::active() && !args.is_null() && !res.is_null() {
         // SAFETY: the caller's promise: six readable longs.
         let a = unsafe { core::ptr::read_unaligned(args as *const [u64; 6]) };
-        if let Some(r) = crate::intercept::io_uring_call(nr as i64, a) {
+        if let Some(r) = crate::intercept::io_uring_call(nr, a) {
             // SAFETY: the caller's promise: one writable long.
             unsafe { res.write_unaligned(r as c_long) };
             return 1;
