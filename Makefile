@@ -44,6 +44,9 @@ A       := $(B)/lib/liburing.a
 FFI_A   := $(B)/lib/liburing-ffi.a
 # The diagnostics (LIBURING_RS_TRACE/CHECK), loaded by the libraries on demand.
 DIAG_SO := $(B)/lib/liburing-rs-diag.so.$(VERSION)
+# syscall(3) for uring-run to preload: the io_uring calls go to the engine
+# without a seccomp trap (src/preload-syscall.c).
+SYSCALL_SO := $(B)/lib/liburing-rs-syscall.so.$(VERSION)
 PCS     := $(B)/lib/pkgconfig/liburing.pc $(B)/lib/pkgconfig/liburing-ffi.pc
 INFO    := $(B)/bin/uring-info
 RUN     := $(B)/bin/uring-run
@@ -59,7 +62,7 @@ LINK_SO = $(CC) -shared -Wl,--whole-archive $(RUSTLIB) -Wl,--no-whole-archive \
 
 all: lib bin examples
 
-lib: $(SO) $(FFI_SO) $(A) $(FFI_A) $(DIAG_SO) $(PCS)
+lib: $(SO) $(FFI_SO) $(A) $(FFI_A) $(DIAG_SO) $(SYSCALL_SO) $(PCS)
 
 # cargo decides itself whether anything changed.
 $(RUSTLIB): FORCE
@@ -98,6 +101,18 @@ $(B)/liburing-rs-diag.map:
 $(DIAG_SO): $(RUSTLIB) $(B)/liburing-rs-diag.map
 	@mkdir -p $(B)/lib
 	$(LINK_SO) -Wl,--version-script=$(B)/liburing-rs-diag.map -Wl,-soname,liburing-rs-diag.so.$(VERSION) -o $@
+
+# C alone, no Rust: only `syscall` is exported, unversioned as an
+# interposer of glibc's must be for every caller's version to bind to it;
+# the library's entry is a weak reference the loader binds in the process.
+$(B)/liburing-rs-syscall.map:
+	@mkdir -p $(B)
+	printf '{\n\tglobal:\n\t\tsyscall;\n\tlocal:\n\t\t*;\n};\n' > $@
+
+$(SYSCALL_SO): src/preload-syscall.c $(B)/liburing-rs-syscall.map
+	@mkdir -p $(B)/lib
+	$(CC) $(CFLAGS) -fPIC -Wall -Wextra -Werror -shared $< -o $@ -Wl,-z,defs -Wl,-z,now -Wl,-O1 \
+	    -Wl,--version-script=$(B)/liburing-rs-syscall.map -Wl,-soname,liburing-rs-syscall.so.$(VERSION)
 
 # The static libraries hold one relocatable object each: the Rust archive
 # (our code plus the parts of core it uses) linked with --gc-sections from
@@ -197,7 +212,7 @@ install: lib bin install-man
 	install -m 644 include/liburing.h $(DESTDIR)$(INCLUDEDIR)/liburing.h
 	install -m 644 include/liburing/*.h $(DESTDIR)$(INCLUDEDIR)/liburing/
 	install -m 644 include/liburing/io_uring/*.h $(DESTDIR)$(INCLUDEDIR)/liburing/io_uring/
-	install -m 755 $(SO) $(FFI_SO) $(DIAG_SO) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SO) $(FFI_SO) $(DIAG_SO) $(SYSCALL_SO) $(DESTDIR)$(LIBDIR)/
 	# Stripped: it is built without debug information, so a symbol table is
 	# all there would be to keep (and dh_strip would detach an empty one).
 	install -m 755 -s $(INFO) $(DESTDIR)$(BINDIR)/uring-info
@@ -229,6 +244,7 @@ uninstall: uninstall-man
 	rm -f $(DESTDIR)$(LIBDIR)/liburing.so* $(DESTDIR)$(LIBDIR)/liburing-ffi.so* \
 	      $(DESTDIR)$(LIBDIR)/liburing.a $(DESTDIR)$(LIBDIR)/liburing-ffi.a \
 	      $(DESTDIR)$(LIBDIR)/liburing-rs-diag.so.$(VERSION) \
+	      $(DESTDIR)$(LIBDIR)/liburing-rs-syscall.so.$(VERSION) \
 	      $(DESTDIR)$(PKGCONFIGDIR)/liburing.pc $(DESTDIR)$(PKGCONFIGDIR)/liburing-ffi.pc \
 	      $(DESTDIR)$(INCLUDEDIR)/liburing.h $(DESTDIR)$(BINDIR)/uring-info \
 	      $(DESTDIR)$(BINDIR)/uring-run

@@ -21,8 +21,6 @@ table=$top/abi/liburing-2.15-symbols.tsv
 own=$top/abi/liburing-rs-symbols.txt
 # Exported on purpose beyond the table (see Makefile EXTRA_SYMS).
 allowed_extra="__io_uring_queue_init_params io_uring_unmap_rings"
-# liburing-rs's own exports (Makefile RS_SYMS): required, in node URING_RS_1.0.
-rs_syms="liburing_rs_ring_engine"
 
 if ! command -v readelf >/dev/null 2>&1; then
     echo "$lib: SKIP: readelf not installed" >&2

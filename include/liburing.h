@@ -2138,6 +2138,20 @@ const char *liburing_rs_setup_error(void) LIBURING_NOEXCEPT;
 #define LIBURING_RS_ENGINE_KERNEL	0
 #define LIBURING_RS_ENGINE_USER		1
 int liburing_rs_ring_engine(const struct io_uring *ring) LIBURING_NOEXCEPT;
+
+/*
+ * The io_uring system call nr (__NR_io_uring_setup, __NR_io_uring_enter or
+ * __NR_io_uring_register) with its six arguments in args[], served by the
+ * userspace engine when this library serves the process's intercepted
+ * io_uring calls (uring-run, LIBURING_RS_INTERCEPT=1): what the kernel
+ * would return (a value, or -errno) is stored in *res and 1 returned, with
+ * no seccomp trap taken. Returns 0, *res untouched, when this library does
+ * not serve them (interception is off, another copy of the library serves
+ * it, nr is none of the three, or args or res is NULL): the caller then
+ * makes the system call itself. uring-run's syscall(3) preload object,
+ * liburing-rs-syscall.so, is its user.
+ */
+int liburing_rs_intercept_syscall(long nr, const long *args, long *res) LIBURING_NOEXCEPT;
 #endif
 
 #ifdef __cplusplus

@@ -12,11 +12,12 @@ root=$tmp/root$prefix
 
 for f in lib/liburing.so.2.15 lib/liburing.so.2 lib/liburing.so lib/liburing.a \
          lib/liburing-ffi.so.2.15 lib/liburing-ffi.so.2 lib/liburing-ffi.a \
-         lib/liburing-rs-diag.so.2.15 \
+         lib/liburing-rs-diag.so.2.15 lib/liburing-rs-syscall.so.2.15 \
          lib/pkgconfig/liburing.pc lib/pkgconfig/liburing-ffi.pc \
          include/liburing.h include/liburing/io_uring.h include/liburing/barrier.h \
          include/liburing/compat.h include/liburing/io_uring_version.h \
          share/man/man2/io_uring_setup.2 share/man/man3/io_uring_queue_init.3 \
+         share/man/man1/uring-run.1 share/man/man3/liburing_rs_intercept_syscall.3 \
          share/man/man7/liburing-rs.7 share/man/man7/io_uring.7; do
     [ -e "$root/$f" ] || { echo "not installed: $f"; exit 1; }
 done
@@ -51,6 +52,11 @@ cc -Wall -Werror "$tmp/prog.c" -o "$tmp/prog" $(pkg-config --cflags --libs libur
 # The installed library finds its diagnostics next to itself.
 LIBURING_RS_TRACE=1 "$tmp/prog" 2>"$tmp/trace" >/dev/null
 grep -q ' submit NOP ' "$tmp/trace" || { echo "no trace from the installed library:"; cat "$tmp/trace"; exit 1; }
+# The installed uring-run preloads the installed library and its syscall(3)
+# object, from beside itself.
+pre=$("$root/bin/uring-run" sh -c 'echo "$LD_PRELOAD"')
+[ "$pre" = "$root/bin/../lib/liburing.so.2:$root/bin/../lib/liburing-rs-syscall.so.2.15" ] ||
+    { echo "uring-run preloads: $pre"; exit 1; }
 cc -Wall -Werror "$tmp/prog.c" -o "$tmp/prog-ffi" $(pkg-config --cflags --libs liburing-ffi) \
     -Wl,-rpath,"$root/lib"
 [ "$("$tmp/prog-ffi")" = 2.15 ] || { echo "installed ffi library did not run"; exit 1; }

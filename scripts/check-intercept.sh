@@ -5,7 +5,9 @@
 # and must pass the same checks each time; a program without io_uring runs
 # unchanged under uring-run; AT_SECURE turns the mode off; an unprivileged
 # process gets no_new_privs only because the filter needs it; fio's own
-# io_uring engine passes its crc32c verify (when fio is installed).
+# io_uring engine passes its crc32c verify (when fio is installed). Through
+# uring-run's syscall(3) object the calls a program makes with syscall(3)
+# take no trap; its own `syscall` instructions still do.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 B=$top/build
@@ -31,14 +33,54 @@ trap 'rm -rf "$work"' EXIT
 # The kernel's answer is the reference, where io_uring is allowed here.
 kernel=1
 "$T/setup-errno" | grep -q '^setup=fd' || kernel=0
+# The last way has no syscall(3) object: every io_uring call traps.
 for t in raw-ring bad-raw sigsys-own ring-close; do
     if [ $kernel -eq 1 ]; then
         out=$("$T/$t" 2>&1) || bad "$t on the kernel: $out"
     fi
-    for how in "$nouring EPERM $run" "$nouring ENOSYS $run" "env LIBURING_RS_ENGINE=user $run"; do
+    for how in "$nouring EPERM $run" "$nouring ENOSYS $run" "env LIBURING_RS_ENGINE=user $run" \
+               "$nouring EPERM env LD_PRELOAD=$B/lib/liburing.so.2 LIBURING_RS_INTERCEPT=1"; do
         out=$($how "$T/$t" 2>&1) || bad "$t under $how: $out"
     done
 done
+
+# syscall(3) through liburing-rs-syscall.so: with SIGSYS blocked (a trap
+# would kill), the io_uring calls of a syscall(3) caller are served without
+# a trap under uring-run, and kill the process with interception but
+# without the object; a program's own `syscall` instruction still traps.
+# With the object alone (no interception, no liburing) the kernel answers
+# as through glibc's syscall(3): a ring, or -1 and EPERM where blocked.
+shimso=$B/lib/liburing-rs-syscall.so.2.15
+if command -v readelf >/dev/null; then
+    ex=$(readelf --dyn-syms -W "$shimso" | awk '$1 ~ /^[0-9]+:$/ && $7 != "UND" && ($5 == "GLOBAL" || $5 == "WEAK") { print $8 }')
+    [ "$ex" = syscall ] || bad "liburing-rs-syscall.so exports [$ex], not syscall alone (unversioned)"
+    nd=$(readelf -d "$shimso" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+    [ "$nd" = libc.so.6 ] || bad "liburing-rs-syscall.so needs [$nd]"
+fi
+if [ $kernel -eq 1 ]; then
+    out=$("$T/shim" syscall 2>&1) || bad "shim syscall on the kernel: $out"
+    out=$("$T/shim" asm 2>&1); [ "$out" = asm=direct ] || bad "shim asm on the kernel: $out"
+    out=$(env LD_PRELOAD="$shimso" "$T/shim" syscall 2>&1) || bad "shim syscall, object alone, kernel: $out"
+    out=$(env LD_PRELOAD="$shimso" "$T/setup-errno"); case $out in setup=fd*) ;; *) bad "object alone, kernel: $out" ;; esac
+fi
+for how in "$nouring EPERM $run" "$nouring ENOSYS $run" "env LIBURING_RS_ENGINE=user $run"; do
+    out=$($how "$T/shim" syscall 2>&1) || bad "shim syscall under $how: $out"
+    out=$($how "$T/shim" asm 2>&1); [ "$out" = asm=trapped ] || bad "shim asm under $how: $out"
+done
+"$nouring" EPERM env LD_PRELOAD="$B/lib/liburing.so.2" LIBURING_RS_INTERCEPT=1 "$T/shim" syscall >/dev/null 2>&1; st=$?
+[ $st -eq $((128 + 31)) ] || bad "shim syscall trapped without the object: exit $st, not death by SIGSYS"
+out=$("$nouring" EPERM env LD_PRELOAD="$shimso" "$T/setup-errno")
+case $out in setup=errno1*) ;; *) bad "object alone, io_uring blocked: $out" ;; esac
+# A uring-run with no lib/ beside it (Debian's layout) names both objects
+# for the loader's path, the syscall(3) one only if the loader finds it.
+mkdir -p "$work/bin" && cp "$run" "$work/bin/uring-run"
+out=$(LD_LIBRARY_PATH=$B/lib "$work/bin/uring-run" sh -c 'echo "$LD_PRELOAD"')
+[ "$out" = liburing.so.2:liburing-rs-syscall.so.2.15 ] || bad "uring-run away from lib/, object on the path: $out"
+if ! ldconfig -p 2>/dev/null | grep -q liburing-rs-syscall; then
+    out=$("$work/bin/uring-run" sh -c 'echo "$LD_PRELOAD"' 2>&1)
+    [ "$out" = liburing.so.2 ] || bad "uring-run away from lib/, object nowhere: $out"
+fi
+echo "syscall(3) object: io_uring calls served with no trap; inline syscall traps; alone it is glibc's syscall"
 
 # The project's C tests that make raw calls of their own (skipped in the
 # [blocked] mode of scripts/test.sh) pass under uring-run, through
@@ -118,6 +160,20 @@ if cargo build -q --release --offline --example intercept_crate 2>/dev/null ||
         [ "$k" = "$e" ] || bad "intercept_crate differs: kernel [$k] engine [$e]"
     fi
     echo "intercept_crate (io-uring crate): same output as on the kernel"
+    # The crate calls syscall(3): under uring-run none of its enter and
+    # register calls trap (strace counts the SIGSYS deliveries), where
+    # without the object each does. (strace, loading the library too, puts
+    # the filter in place before the exec: the library's probe setup traps.)
+    if command -v strace >/dev/null; then
+        traps() { grep 'SIGSYS {' "$work/st" | grep -Ec 'si_syscall=__NR_io_uring_(enter|register)'; }
+        "$nouring" EPERM "$run" strace -f -o "$work/st" -e trace=none -e signal=SIGSYS "$ex" >/dev/null 2>&1
+        a=$(traps)
+        "$nouring" EPERM env LD_PRELOAD="$B/lib/liburing.so.2" LIBURING_RS_INTERCEPT=1 \
+            strace -f -o "$work/st" -e trace=none -e signal=SIGSYS "$ex" >/dev/null 2>&1
+        b=$(traps)
+        [ "$a" -eq 0 ] && [ "$b" -gt 0 ] || bad "intercept_crate: $a enter/register traps under uring-run, $b without the object"
+        echo "intercept_crate: $a enter/register calls trapped under uring-run, $b without the syscall(3) object"
+    fi
 else
     echo "note: examples/intercept_crate did not build (no io-uring crate offline?)"
 fi

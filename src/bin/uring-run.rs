@@ -8,6 +8,11 @@
 //! library does the rest when it loads (see `src/intercept/`). The library
 //! is the one next to this program (`../lib/liburing.so.2`, as in the build
 //! tree and a `make install`), else `liburing.so.2` from the loader's path.
+//! After it comes `liburing-rs-syscall.so.2.15` (src/preload-syscall.c),
+//! glibc's syscall(3) with the io_uring calls served by a function call
+//! rather than a trap: from beside the library, else from the loader's
+//! path if the loader finds it there; left out where it is found nowhere,
+//! as the loader would complain of it in every process.
 //!
 //! no_std with a C `main`, as uring-info is (see its header for why).
 #![no_std]
@@ -40,24 +45,50 @@ fn out(fd: c_int, parts: &[&[u8]]) {
     }
 }
 
-/// The library beside this program, if there is one there.
-fn library() -> Vec<u8> {
+/// `name` beside this program (in `../lib/`), if it is there.
+fn beside(name: &[u8]) -> Option<Vec<u8>> {
     let mut buf = [0u8; 4096];
     // SAFETY: readlink writes at most buf.len() bytes into buf.
     let n = unsafe { libc::readlink(c"/proc/self/exe".as_ptr(), buf.as_mut_ptr() as *mut c_char, buf.len()) };
-    if n > 0 && (n as usize) < buf.len() {
-        let exe = &buf[..n as usize];
-        if let Some(slash) = exe.iter().rposition(|&b| b == b'/') {
-            let mut p = exe[..slash].to_vec();
-            p.extend_from_slice(b"/../lib/liburing.so.2\0");
-            // SAFETY: p is NUL-terminated.
-            if unsafe { libc::access(p.as_ptr() as *const c_char, libc::R_OK) } == 0 {
-                p.pop();
-                return p;
-            }
-        }
+    if n <= 0 || n as usize >= buf.len() {
+        return None;
     }
-    b"liburing.so.2".to_vec()
+    let exe = &buf[..n as usize];
+    let slash = exe.iter().rposition(|&b| b == b'/')?;
+    let mut p = exe[..slash].to_vec();
+    p.extend_from_slice(b"/../lib/");
+    p.extend_from_slice(name);
+    p.push(0);
+    // SAFETY: p is NUL-terminated.
+    if unsafe { libc::access(p.as_ptr() as *const c_char, libc::R_OK) } != 0 {
+        return None;
+    }
+    p.pop();
+    Some(p)
+}
+
+/// The library beside this program, else its name for the loader's path.
+fn library() -> Vec<u8> {
+    beside(b"liburing.so.2").unwrap_or_else(|| b"liburing.so.2".to_vec())
+}
+
+/// The syscall(3) preload object beside this program, else its name if
+/// the loader finds it (a trial load: it has no constructor, and its one
+/// export is not made global), else none.
+fn syscall_object() -> Option<Vec<u8>> {
+    const NAME: &CStr = c"liburing-rs-syscall.so.2.15";
+    if let Some(p) = beside(NAME.to_bytes()) {
+        return Some(p);
+    }
+    // SAFETY: a NUL-terminated name; the handle, if any, is closed at once.
+    unsafe {
+        let h = libc::dlopen(NAME.as_ptr(), libc::RTLD_LAZY | libc::RTLD_LOCAL);
+        if h.is_null() {
+            return None;
+        }
+        libc::dlclose(h);
+    }
+    Some(NAME.to_bytes().to_vec())
 }
 
 #[no_mangle]
@@ -84,6 +115,10 @@ pub extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
         return 2;
     }
     let mut preload = library();
+    if let Some(o) = syscall_object() {
+        preload.push(b':');
+        preload.extend_from_slice(&o);
+    }
     // SAFETY: getenv returns null or a NUL-terminated string.
     let old = unsafe { libc::getenv(c"LD_PRELOAD".as_ptr()) };
     if !old.is_null() {

@@ -31,9 +31,10 @@ pub fn active() -> bool {
 }
 
 /// The three io_uring system calls as interception serves them (see
-/// `active`, which is never true where these are missing).
+/// `active`, which is never true where these are missing); `io_uring_call`
+/// picks one by number.
 #[cfg(target_arch = "x86_64")]
-pub use x86_64::{enter, register, setup};
+pub use x86_64::{enter, io_uring_call, register, setup};
 
 /// The library's load-time constructor. Miri, which has no getauxval, does
 /// not run it: no test there intercepts anything.

@@ -331,17 +331,10 @@ fn program_sigaction(act: u64, oact: u64, size: u64) -> i64 {
 /// Serves trapped call `nr` with arguments `a`; returns what rax gets.
 fn serve(nr: i64, a: [u64; 6]) -> i64 {
     match nr {
-        libc::SYS_io_uring_setup => {
-            if PROBING.load(Ordering::SeqCst) && a[0] == 0 && a[1] == 0 {
-                PROBE_TRAPPED.store(true, Ordering::SeqCst);
-                return -libc::EINVAL as i64;
-            }
-            setup(a[0] as u32, a[1]) as i64
+        libc::SYS_io_uring_setup if PROBING.load(Ordering::SeqCst) && a[0] == 0 && a[1] == 0 => {
+            PROBE_TRAPPED.store(true, Ordering::SeqCst);
+            -libc::EINVAL as i64
         }
-        libc::SYS_io_uring_enter => {
-            enter(a[0] as i32, a[1] as u32, a[2] as u32, a[3] as u32, a[4] as *const c_void, a[5] as usize) as i64
-        }
-        libc::SYS_io_uring_register => register(a[0] as i32, a[1] as u32, a[2] as *const c_void, a[3] as u32) as i64,
         libc::SYS_mmap => {
             let fd = a[4] as i32;
             if let Some(key) = engine::ring_key(fd) {
@@ -359,8 +352,21 @@ fn serve(nr: i64, a: [u64; 6]) -> i64 {
         }
         libc::SYS_close => close(a[0] as i32) as i64,
         libc::SYS_rt_sigaction => program_sigaction(a[1], a[2], a[3]),
-        _ => -libc::ENOSYS as i64,
+        _ => io_uring_call(nr, a).map_or(-libc::ENOSYS as i64, i64::from),
     }
+}
+
+/// io_uring_setup/enter/register `nr` with arguments `a`, trapped or from
+/// the syscall(3) preload object; None for any other number.
+pub fn io_uring_call(nr: i64, a: [u64; 6]) -> Option<i32> {
+    Some(match nr {
+        libc::SYS_io_uring_setup => setup(a[0] as u32, a[1]),
+        libc::SYS_io_uring_enter => {
+            enter(a[0] as i32, a[1] as u32, a[2] as u32, a[3] as u32, a[4] as *const c_void, a[5] as usize)
+        }
+        libc::SYS_io_uring_register => register(a[0] as i32, a[1] as u32, a[2] as *const c_void, a[3] as u32),
+        _ => return None,
+    })
 }
 
 /// io_uring_setup(2) from the program: rings it closed are swept first.
