@@ -20,6 +20,8 @@
  *  - unregistering an eventfd while a multishot timeout keeps posting,
  *    then reusing the eventfd's numbers (the program's, and any the
  *    library took for it) for a file: the file is never written.
+ *  - direct descriptors take no number of the program's and are never
+ *    inherited across exec.
  */
 #include <liburing.h>
 #include <dirent.h>
@@ -494,6 +496,82 @@ static void test_new_ring_after_close_range(void)
 		close(n);
 }
 
+/* The lowest number open(2) hands out now. */
+static int lowest_free(void)
+{
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	CHECK(fd >= 0, "open: %s", strerror(errno));
+	close(fd);
+	return fd;
+}
+
+/* The program's fds that name `path` (those the library holds among them). */
+static int fds_naming(const char *path, int *cloexec)
+{
+	char link[300], target[256];
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	CHECK(d, "opendir: %s", strerror(errno));
+	*cloexec = 0;
+	while ((de = readdir(d))) {
+		ssize_t len;
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%s", de->d_name);
+		len = readlink(link, target, sizeof(target) - 1);
+		if (len < 0)
+			continue;
+		target[len] = 0;
+		if (strcmp(target, path))
+			continue;
+		n++;
+		*cloexec += (fcntl(atoi(de->d_name), F_GETFD) & FD_CLOEXEC) != 0;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * Direct descriptors (an open, a socket and a pipe into the fixed table)
+ * take no number of the program's: the next open(2) gets the number it
+ * would have got, and whatever stands for them is close-on-exec, so no
+ * exec'd program inherits it.
+ */
+static void test_direct_out_of_table(void)
+{
+	struct io_uring ring;
+	struct io_uring_cqe *cqe;
+	char path[64];
+	int fd = tu_temp_file(path, sizeof(path));
+	int low, n, cloexec, pipe_fds[2];
+	struct io_uring_sqe *sqe;
+
+	close(fd);
+	CHECK_EQ(io_uring_queue_init(8, &ring, 0), 0, "queue_init");
+	CHECK_EQ(io_uring_register_files_sparse(&ring, 8), 0, "register_files_sparse");
+	low = lowest_free();
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_openat_direct(sqe, AT_FDCWD, path, O_RDWR, 0, 0);
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_socket_direct(sqe, AF_UNIX, SOCK_STREAM, 0, 1, 0);
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_pipe_direct(sqe, pipe_fds, 0, 2);
+	CHECK_EQ(io_uring_submit(&ring), 3, "submit");
+	for (int i = 0; i < 3; i++) {
+		CHECK_EQ(io_uring_wait_cqe(&ring, &cqe), 0, "wait_cqe");
+		/* PIPE came in 6.16: -EINVAL before it. */
+		CHECK(cqe->res == 0 || (i == 2 && cqe->res == -EINVAL), "direct op %d: %d", i, cqe->res);
+		io_uring_cqe_seen(&ring, cqe);
+	}
+	CHECK_EQ(lowest_free(), low, "lowest free number after direct opens");
+	n = fds_naming(path, &cloexec);
+	CHECK_EQ(cloexec, n, "close-on-exec fds on the directly opened file");
+	io_uring_queue_exit(&ring);
+	CHECK_EQ(fds_naming(path, &cloexec), 0, "fds on the file after the ring exited");
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -503,6 +581,7 @@ int main(int argc, char **argv)
 	test_ring_fd_reused(0);
 	test_ring_fd_reused_registered();
 	test_unregister_race();
+	test_direct_out_of_table();
 	/* Last: they close every fd the test has. */
 	test_close_range();
 	test_after_close_range();

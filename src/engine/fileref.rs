@@ -74,6 +74,23 @@ pub(crate) fn close_file(fd: i32) {
     sweep_locked(&mut p);
 }
 
+/// Moves an fd the engine opened for its fixed table (a direct open,
+/// socket, accept or pipe) to an engine number, close-on-exec, as the
+/// kernel's direct descriptors take no number of the program's and reach
+/// no exec'd program. Moving closes the first number, so an fd whose file
+/// the process holds a POSIX lock on stays where it is (close-on-exec).
+pub(crate) fn to_engine_number(fd: i32) -> i32 {
+    if fd < 0 || fd >= os::high_base() {
+        return fd;
+    }
+    if !locked_here(fd) {
+        return os::high(fd);
+    }
+    // SAFETY: F_SETFD on an fd the engine owns.
+    unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    fd
+}
+
 fn park(mut p: super::lock::Guard<'_, Vec<Parked>>, fd: i32) {
     // SAFETY: an all-zero stat is valid; fstat fills it.
     let mut st: libc::stat = unsafe { core::mem::zeroed() };

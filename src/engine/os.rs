@@ -142,7 +142,7 @@ pub(crate) fn eventfd_drain(fd: i32) -> i32 {
 /// fails instead of reaching a file of the program's. Half the soft
 /// RLIMIT_NOFILE, at most 4096 (the fd table grows to it); 0 where that
 /// leaves too little room.
-fn high_base() -> i32 {
+pub(crate) fn high_base() -> i32 {
     use core::sync::atomic::AtomicI32;
     static BASE: AtomicI32 = AtomicI32::new(-1);
     let b = BASE.load(Ordering::Relaxed);

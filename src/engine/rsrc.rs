@@ -723,6 +723,7 @@ pub(crate) fn fixed_iovecs(ctx: &Ctx, idx: u16, iov: &[libc::iovec]) -> Result<(
 /// IORING_FILE_INDEX_ALLOC); returns the slot for ALLOC, else 0. On
 /// failure the fd is closed.
 pub(crate) fn install_fixed(ctx: &Ctx, fd: i32, slot: u32) -> i32 {
+    let fd = fileref::to_engine_number(fd);
     with_rsrc(ctx, |rs| {
         let r = if slot == crate::sys::IORING_FILE_INDEX_ALLOC {
             rs.alloc_slot().and_then(|i| rs.install(i, fd).map(|_| i as i32))
