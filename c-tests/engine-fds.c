@@ -506,33 +506,6 @@ static int lowest_free(void)
 	return fd;
 }
 
-/* The program's fds that name `path` (those the library holds among them). */
-static int fds_naming(const char *path, int *cloexec)
-{
-	char link[300], target[256];
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *de;
-	int n = 0;
-
-	CHECK(d, "opendir: %s", strerror(errno));
-	*cloexec = 0;
-	while ((de = readdir(d))) {
-		ssize_t len;
-
-		snprintf(link, sizeof(link), "/proc/self/fd/%s", de->d_name);
-		len = readlink(link, target, sizeof(target) - 1);
-		if (len < 0)
-			continue;
-		target[len] = 0;
-		if (strcmp(target, path))
-			continue;
-		n++;
-		*cloexec += (fcntl(atoi(de->d_name), F_GETFD) & FD_CLOEXEC) != 0;
-	}
-	closedir(d);
-	return n;
-}
-
 /*
  * Direct descriptors (an open, a socket and a pipe into the fixed table)
  * take no number of the program's: the next open(2) gets the number it
@@ -566,10 +539,10 @@ static void test_direct_out_of_table(void)
 		io_uring_cqe_seen(&ring, cqe);
 	}
 	CHECK_EQ(lowest_free(), low, "lowest free number after direct opens");
-	n = fds_naming(path, &cloexec);
+	n = tu_fds_naming(path, &cloexec);
 	CHECK_EQ(cloexec, n, "close-on-exec fds on the directly opened file");
 	io_uring_queue_exit(&ring);
-	CHECK_EQ(fds_naming(path, &cloexec), 0, "fds on the file after the ring exited");
+	CHECK_EQ(tu_fds_naming(path, &cloexec), 0, "fds on the file after the ring exited");
 }
 
 int main(int argc, char **argv)

@@ -9,7 +9,6 @@
  * and let it go once the lock is gone. Each case below checks the lock
  * from another process, which cannot take it while it is still ours.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -28,35 +27,12 @@
 static int fd;
 static char path[64];
 
-/* This process's fds open on the test file (the engine's dups among them). */
-static int fds_on_file(void)
-{
-	char link[300], target[sizeof(path) + 1];
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *de;
-	int n = 0;
-
-	CHECK(d, "/proc/self/fd: %s", strerror(errno));
-	while ((de = readdir(d))) {
-		ssize_t len;
-
-		snprintf(link, sizeof(link), "/proc/self/fd/%s", de->d_name);
-		len = readlink(link, target, sizeof(target) - 1);
-		if (len < 0)
-			continue;
-		target[len] = 0;
-		n += !strcmp(target, path);
-	}
-	closedir(d);
-	return n;
-}
-
 /* The count settles at `want` (a request's dup goes just after its CQE). */
 static int settled(int want)
 {
-	for (int i = 0; i < 200 && fds_on_file() != want; i++)
+	for (int i = 0; i < 200 && tu_fds_naming(path, NULL) != want; i++)
 		usleep(1000);
-	return fds_on_file();
+	return tu_fds_naming(path, NULL);
 }
 
 static void set_lock(int type, off_t start, off_t len)
@@ -132,14 +108,14 @@ static void async_read(struct io_uring *ring)
 /* Many requests under one lock: whatever the engine keeps, it keeps once. */
 static void many_fsyncs(struct io_uring *ring)
 {
-	int before = fds_on_file();
+	int before = tu_fds_naming(path, NULL);
 
 	for (int i = 0; i < 64; i++) {
 		io_uring_prep_fsync(op_sqe(ring), fd, 0);
 		CHECK_EQ(op_run1(ring), 0, "fsync");
 	}
-	CHECK(fds_on_file() <= before + 1, "64 fsyncs under a lock left %d fds on the file",
-	      fds_on_file() - before);
+	CHECK(tu_fds_naming(path, NULL) <= before + 1, "64 fsyncs under a lock left %d fds on the file",
+	      tu_fds_naming(path, NULL) - before);
 }
 
 /* A lock of another process, on another range, and none of ours. */

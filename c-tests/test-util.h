@@ -393,6 +393,39 @@ static inline int tu_count_fds(void)
 	return n < 0 ? n : n - 1;
 }
 
+/*
+ * This process's fds open on `path` (-1 if /proc/self/fd is unavailable);
+ * if `cloexec` is given, how many of them are close-on-exec. The library's
+ * own references to a file (the engine's dups) count too.
+ */
+static inline int tu_fds_naming(const char *path, int *cloexec)
+{
+	char link[300], target[256];
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0, ce = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		ssize_t len;
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%s", de->d_name);
+		len = readlink(link, target, sizeof(target) - 1);
+		if (len < 0)
+			continue;
+		target[len] = 0;
+		if (strcmp(target, path))
+			continue;
+		n++;
+		ce += (fcntl(atoi(de->d_name), F_GETFD) & FD_CLOEXEC) != 0;
+	}
+	closedir(d);
+	if (cloexec)
+		*cloexec = ce;
+	return n;
+}
+
 /* Threads of this process (-1 if /proc/self/task is unavailable). */
 static inline int tu_count_threads(void)
 {
