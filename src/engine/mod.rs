@@ -158,7 +158,7 @@ pub unsafe fn mmap(
             if !fork::ours(r.ctx()) {
                 return Err(-libc::EBADFD);
             }
-            return r.ctx().map_for_app(off as u64, len);
+            return r.ctx().map_for_app(addr, off as u64, len);
         }
     }
     // SAFETY: forwarded contract.
