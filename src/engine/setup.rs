@@ -20,6 +20,8 @@ pub(crate) const FEATURES: u32 = IORING_FEAT_SINGLE_MMAP
     | IORING_FEAT_NODROP
     | IORING_FEAT_SUBMIT_STABLE
     | IORING_FEAT_RW_CUR_POS
+    // Each request runs with its submitter's credentials (see creds.rs).
+    | IORING_FEAT_CUR_PERSONALITY
     | IORING_FEAT_FAST_POLL
     | IORING_FEAT_POLL_32BITS
     | IORING_FEAT_EXT_ARG
