@@ -12,7 +12,7 @@ const MAX_ENTRIES: u32 = 32768;
 const MAX_CQ_ENTRIES: u32 = 2 * MAX_ENTRIES;
 /// Every IORING_SETUP_* bit liburing 2.15 knows (SQE_MIXED and SQ_REWIND
 /// are newer than Linux 6.18; the engine has them all).
-const KNOWN_FLAGS: u32 = (1 << 21) - 1;
+pub(crate) const KNOWN_FLAGS: u32 = (1 << 21) - 1;
 
 /// What the engine honours (params->features).
 pub(crate) const FEATURES: u32 = IORING_FEAT_SINGLE_MMAP

@@ -14,7 +14,7 @@ use crate::sys::{
 };
 
 /// Every IOSQE_* flag the kernel knows.
-const SQE_VALID_FLAGS: u8 = 0x7f;
+pub(crate) const SQE_VALID_FLAGS: u8 = 0x7f;
 
 pub(crate) struct SubmitState {
     /// The engine's SQ head (published at the end of each submission).
