@@ -31,7 +31,7 @@ trap 'rm -rf "$work"' EXIT
 # The kernel's answer is the reference, where io_uring is allowed here.
 kernel=1
 "$T/setup-errno" | grep -q '^setup=fd' || kernel=0
-for t in raw-ring bad-raw sigsys-own ring-close; do
+for t in raw-ring bad-raw sigsys-own ring-close raw-resize; do
     if [ $kernel -eq 1 ]; then
         out=$("$T/$t" 2>&1) || bad "$t on the kernel: $out"
     fi
