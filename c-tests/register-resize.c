@@ -13,7 +13,9 @@
  *    rings at the same positions; more than the new rings hold is
  *    -EOVERFLOW; the CQ flags, dropped and overflow counters carry over;
  *  - the old mappings stay readable, no longer the ring's; mmap of the ring
- *    fd maps the new memory.
+ *    fd maps the new memory;
+ *  - an IORING_SETUP_NO_MMAP ring moves into the memory the call names
+ *    (-EFAULT without any, -EINVAL for an address not page-aligned).
  * Skips (exit 77) before Linux 6.13, which has no ring resizing.
  */
 #include <liburing.h>
@@ -280,6 +282,70 @@ static void test_moves(void)
 	io_uring_queue_exit(&ring);
 }
 
+static void *pages(size_t n)
+{
+	void *m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	CHECK(m != MAP_FAILED, "mmap");
+	return m;
+}
+
+static void test_no_mmap(void)
+{
+	struct io_uring_params p;
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	struct io_uring ring;
+	void *mem = pages(65536);
+	void *rings2 = pages(65536), *sqes2 = pages(65536);
+	int fd, ret;
+
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+	ret = io_uring_queue_init_mem(4, &ring, &p, mem, 65536);
+	if (ret == -EINVAL) {
+		tu_lacks("IORING_SETUP_NO_MMAP");
+		return;
+	}
+	CHECK(ret >= 0, "io_uring_queue_init_mem: %d", ret);
+	fd = ring.ring_fd;
+
+	memset(&p, 0, sizeof(p));
+	p.sq_entries = 16;
+	p.sq_off.user_addr = (unsigned long)sqes2;
+	ret = resize(fd, &p);
+	if (ret == -EINVAL && tu_lacks_before(6, 13, "IORING_REGISTER_RESIZE_RINGS")) {
+		io_uring_queue_exit(&ring);
+		return;
+	}
+	CHECK_EQ(ret, -EFAULT, "NO_MMAP resize without rings memory");
+	p.cq_off.user_addr = (unsigned long)rings2 + 8;
+	CHECK_EQ(resize(fd, &p), -EINVAL, "NO_MMAP resize, rings not page-aligned");
+	memset(&p, 0, sizeof(p));
+	p.sq_entries = 16;
+	p.cq_off.user_addr = (unsigned long)rings2;
+	p.sq_off.user_addr = (unsigned long)sqes2;
+	CHECK_EQ(resize(fd, &p), 0, "NO_MMAP resize");
+	CHECK(p.flags & IORING_SETUP_NO_MMAP, "NO_MMAP kept");
+	CHECK(p.cq_off.user_addr == (unsigned long)rings2 &&
+	      p.sq_off.user_addr == (unsigned long)sqes2, "user addresses written back");
+	CHECK_EQ(*(unsigned *)((char *)rings2 + p.sq_off.ring_entries), 16, "new SQ entries in the new memory");
+	sqe = sqes2;
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_NOP;
+	sqe->user_data = 42;
+	io_uring_smp_store_release((unsigned *)((char *)rings2 + p.sq_off.tail), 1);
+	CHECK_EQ(io_uring_enter(fd, 1, 1, IORING_ENTER_GETEVENTS, NULL), 1, "NOP in the new memory");
+	cqe = (void *)((char *)rings2 + p.cq_off.cqes);
+	CHECK_EQ(*(unsigned *)((char *)rings2 + p.cq_off.tail), 1, "CQ tail in the new memory");
+	CHECK(cqe->user_data == 42 && cqe->res == 0, "NOP's CQE: ud %llu res %d",
+	      (unsigned long long)cqe->user_data, cqe->res);
+	io_uring_queue_exit(&ring);
+	munmap(mem, 65536);
+	munmap(rings2, 65536);
+	munmap(sqes2, 65536);
+}
+
 int main(int argc, char *argv[])
 {
 	(void)argc;
@@ -288,5 +354,6 @@ int main(int argc, char *argv[])
 	test_bad_input();
 	test_write_back();
 	test_moves();
+	test_no_mmap();
 	return tu_done();
 }
