@@ -15,7 +15,8 @@
  *    personality of uid 2000, and keeps root afterwards;
  *  - setuid() of the process while a worker runs a personality request
  *    leaves no thread with root, and later requests do not get it back;
- *  - under AT_SECURE (a setuid program) LIBURING_RS_ENGINE is ignored.
+ *  - under AT_SECURE (a setuid program) LIBURING_RS_ENGINE is ignored;
+ *  - the ring says so: IORING_FEAT_CUR_PERSONALITY.
  */
 #include <pthread.h>
 #include <sys/auxv.h>
@@ -489,6 +490,7 @@ int main(int argc, char *argv[])
 
 	CHECK(!mkfifo(op_path("fifo"), 0666) && !chmod(op_path("fifo"), 0666), "mkfifo");
 	op_ring(&ring, 16, 0);
+	CHECK(ring.features & IORING_FEAT_CUR_PERSONALITY, "no IORING_FEAT_CUR_PERSONALITY");
 	warm_up();
 	run_thread(lowered_thread, NULL);
 	run_thread(fsuid_thread, NULL);

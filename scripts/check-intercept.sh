@@ -34,7 +34,7 @@ trap 'rm -rf "$work"' EXIT
 kernel=1
 "$T/setup-errno" | grep -q '^setup=fd' || kernel=0
 # The last way has no syscall(3) object: every io_uring call traps.
-for t in raw-ring bad-raw sigsys-own ring-close; do
+for t in raw-ring bad-raw sigsys-own ring-close raw-resize; do
     if [ $kernel -eq 1 ]; then
         out=$("$T/$t" 2>&1) || bad "$t on the kernel: $out"
     fi

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bad-raw: garbage arguments to the raw io_uring calls, and mmap of a ring
- * fd at a wrong offset or size, get the kernel's errno; ordinary shared
+ * fd at a wrong offset or size, or at an address of the caller's, get the
+ * kernel's errno, and so do bad ring resizes; ordinary shared
  * file mappings at offset 0 (which the interception filter traps too)
  * still work.
  */
@@ -53,6 +54,17 @@ int main(void)
 	ERR(mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd, 0x18000000), ENOMEM);
 	ERR(mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd, IORING_OFF_PBUF_RING), ENOMEM);
 	ERR(mmap(NULL, 0, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd, IORING_OFF_SQ_RING), EINVAL);
+	/* The kernel places ring mappings itself: a hint or MAP_FIXED is refused. */
+	m = mmap(NULL, 8192, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(m != MAP_FAILED);
+	ERR(mmap(m, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, r.fd, IORING_OFF_SQ_RING), EINVAL);
+	ERR(mmap((char *)m + 4096, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd, IORING_OFF_SQES), EINVAL);
+	munmap(m, 8192);
+	/* Resizing wants a DEFER_TASKRUN ring, and one params struct. */
+	memset(&p, 0, sizeof(p));
+	p.sq_entries = 8;
+	ERR(sys_register(r.fd, IORING_REGISTER_RESIZE_RINGS, &p, 1), EINVAL);
+	ERR(sys_register(r.fd, IORING_REGISTER_RESIZE_RINGS, NULL, 1), EINVAL);
 	raw_exit(&r);
 
 	/* A shared mapping of a plain file at offset 0. */

@@ -8,7 +8,9 @@
 //! on what the engine publishes).
 
 use alloc::collections::{BTreeSet, VecDeque};
-use core::sync::atomic::{fence, AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use core::sync::atomic::{
+    fence, AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
+};
 
 use super::lock::{futex_wake, Mutex};
 use super::os;
@@ -151,12 +153,21 @@ pub(crate) struct Ctx {
     pub fork_child: AtomicU8,
     /// The ring's index in the registry.
     pub handle: AtomicU32,
-    pub mem: Memory,
-    pub sq_entries: u32,
-    pub cq_entries: u32,
-    /// The SQ index array, or null with IORING_SETUP_NO_SQARRAY.
-    pub sq_array: *const u32,
-    /// Submission side (the kernel's uring_lock).
+    /// The ring memory, its sizes and the SQ index array (null with
+    /// IORING_SETUP_NO_SQARRAY): changed only by IORING_REGISTER_RESIZE_RINGS,
+    /// which holds `submit` and `inner` (and waits out `rings_users`), so
+    /// that whoever holds either lock reads them consistently.
+    pub rings: AtomicPtr<u8>,
+    pub sqes: AtomicPtr<io_uring_sqe>,
+    pub sq_entries: AtomicU32,
+    pub cq_entries: AtomicU32,
+    pub sq_array: AtomicPtr<u32>,
+    /// Threads using the rings region with neither lock held and off the
+    /// submitter thread (`pin_rings`): a resize unmaps the old region only
+    /// once none is left.
+    pub rings_users: AtomicU32,
+    /// Submission side (the kernel's uring_lock); it also guards the
+    /// ring's `Memory` (the kernel's mmap_lock comes under it).
     pub submit: Mutex<super::submit::SubmitState>,
     /// Completion side (the kernel's completion_lock).
     pub inner: Mutex<Inner>,
@@ -240,6 +251,11 @@ pub(crate) const EVFD_ASYNC: u64 = 1 << 32;
 pub(crate) const EVFD_PRESENT: u64 = 1 << 33;
 
 impl Inner {
+    /// The CQ tail as the engine wrote it.
+    pub(crate) fn cq_tail(&self) -> u32 {
+        self.cq_tail
+    }
+
     pub(crate) fn new() -> Inner {
         Inner {
             cq_tail: 0,
@@ -300,11 +316,13 @@ impl Ctx {
             cq_xlock: super::lock::SharedLock::new(),
             fork_child: AtomicU8::new(0),
             handle: AtomicU32::new(0),
-            mem,
-            sq_entries,
-            cq_entries,
-            sq_array,
-            submit: Mutex::new(super::submit::SubmitState::new()),
+            rings: AtomicPtr::new(mem.rings),
+            sqes: AtomicPtr::new(mem.sqes),
+            sq_entries: AtomicU32::new(sq_entries),
+            cq_entries: AtomicU32::new(cq_entries),
+            sq_array: AtomicPtr::new(sq_array as *mut u32),
+            rings_users: AtomicU32::new(0),
+            submit: Mutex::new(super::submit::SubmitState::new(mem)),
             inner: Mutex::new(Inner::new()),
             overflow_held: AtomicBool::new(false),
             cq_seq: AtomicU32::new(0),
@@ -361,6 +379,7 @@ impl Ctx {
         self.cq_seq.fetch_add(1, Ordering::SeqCst);
         futex_wake(&self.cq_seq, i32::MAX);
         if self.forked.load(Ordering::Relaxed) {
+            let _pin = self.pin_rings();
             self.word(off::X_SEQ).fetch_add(1, Ordering::SeqCst);
             super::lock::futex_wake_shared(self.word(off::X_SEQ), i32::MAX);
         }
@@ -423,23 +442,46 @@ impl Ctx {
         Err(if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 { -libc::EBADF } else { -libc::EOPNOTSUPP })
     }
 
-    /// A shared ring word.
+    /// A shared ring word. The caller holds `submit` or `inner`, runs on
+    /// the ring's submitter thread, or holds a `pin_rings` (a resize
+    /// replaces the region otherwise; see `rings`).
     #[inline(always)]
     pub(crate) fn word(&self, off: usize) -> &AtomicU32 {
         // SAFETY: every offset in `off` is a 4-byte aligned u32 inside the
-        // live rings region; the application only touches it atomically
-        // (or not at all) while the engine does.
-        unsafe { &*(self.mem.rings.add(off) as *const AtomicU32) }
+        // live rings region, which stays mapped while the caller may use
+        // it (above); the application only touches it atomically (or not
+        // at all) while the engine does.
+        unsafe { &*(self.rings.load(Ordering::Acquire).add(off) as *const AtomicU32) }
+    }
+
+    /// Keeps the rings region mapped for a thread that uses it with
+    /// neither lock held (see `word`).
+    #[inline]
+    pub(crate) fn pin_rings(&self) -> RingsPin<'_> {
+        // SeqCst, against the resize's swap of `rings` and its load of
+        // the count (as `evfd_users`).
+        self.rings_users.fetch_add(1, Ordering::SeqCst);
+        RingsPin(&self.rings_users)
+    }
+
+    #[inline(always)]
+    pub(crate) fn sq_entries(&self) -> u32 {
+        self.sq_entries.load(Ordering::Relaxed)
+    }
+
+    #[inline(always)]
+    pub(crate) fn cq_entries(&self) -> u32 {
+        self.cq_entries.load(Ordering::Relaxed)
     }
 
     #[inline(always)]
     pub(crate) fn cq_mask(&self) -> u32 {
-        self.cq_entries - 1
+        self.cq_entries() - 1
     }
 
     #[inline(always)]
     pub(crate) fn sq_mask(&self) -> u32 {
-        self.sq_entries - 1
+        self.sq_entries() - 1
     }
 
     /// Entries the application has not consumed yet.
@@ -469,7 +511,7 @@ impl Ctx {
         // published tail and the application's head (acquired in `put`)
         // says it finished with it.
         unsafe {
-            let p = (self.mem.rings.add(off::CQES) as *mut io_uring_cqe).add(slot);
+            let p = self.cqes_ptr().add(slot);
             core::ptr::write_volatile(
                 p,
                 io_uring_cqe { user_data: c.user_data, res: c.res, flags: c.flags, big_cqe: [] },
@@ -503,7 +545,7 @@ impl Ctx {
     /// CQE of a mixed ring, plus the padding entry at the ring's end).
     fn has_room(&self, inner: &Inner, c: &Cqe) -> bool {
         let head = self.word(off::CQ_HEAD).load(Ordering::Acquire);
-        let free = self.cq_entries - inner.cq_tail.wrapping_sub(head);
+        let free = self.cq_entries() - inner.cq_tail.wrapping_sub(head);
         if self.flags & IORING_SETUP_CQE_MIXED != 0 && c.flags & IORING_CQE_F_32 != 0 {
             free >= 2 + (inner.cq_tail & self.cq_mask() == self.cq_mask()) as u32
         } else {
@@ -645,7 +687,7 @@ impl Ctx {
         let mut inner = self.lock_cq();
         let plain = self.flags & IORING_SETUP_CQE32 == 0 && inner.overflow.is_empty() && inner.seq_timeouts.is_empty();
         let room = if plain {
-            self.cq_entries - inner.cq_tail.wrapping_sub(self.word(off::CQ_HEAD).load(Ordering::Acquire))
+            self.cq_entries() - inner.cq_tail.wrapping_sub(self.word(off::CQ_HEAD).load(Ordering::Acquire))
         } else {
             0
         };
@@ -654,7 +696,7 @@ impl Ctx {
         let mut done = 0;
         while done < fast {
             let slot = tail.wrapping_add(done) & mask;
-            let run = (fast - done).min(self.cq_entries - slot);
+            let run = (fast - done).min(self.cq_entries() - slot);
             // SAFETY: `run` free slots from `slot` lie in the CQE array
             // (room counts slots the application's head released).
             let k = fill(unsafe { base.add(slot as usize * 2) }, run);
@@ -685,8 +727,9 @@ impl Ctx {
 
     #[inline(always)]
     fn cqes_ptr(&self) -> *mut io_uring_cqe {
-        // SAFETY: the CQE array starts at off::CQES in the rings region.
-        unsafe { self.mem.rings.add(off::CQES) as *mut io_uring_cqe }
+        // SAFETY: the CQE array starts at off::CQES in the rings region
+        // (the caller holds `inner`: see `rings`).
+        unsafe { self.rings.load(Ordering::Acquire).add(off::CQES) as *mut io_uring_cqe }
     }
 
     /// Posts CQEs in order and wakes whoever waits for them.
@@ -780,6 +823,7 @@ impl Ctx {
     /// readiness sets, whose sets hold the ring fd (see `Readiness::open`).
     #[cold]
     fn wake_other_processes(&self) {
+        let _pin = self.pin_rings();
         self.word(off::X_SEQ).fetch_add(1, Ordering::SeqCst);
         if self.word(off::X_WAITERS).load(Ordering::SeqCst) != 0 {
             super::lock::futex_wake_shared(self.word(off::X_SEQ), i32::MAX);
@@ -833,6 +877,15 @@ impl Ctx {
             return true;
         }
         false
+    }
+}
+
+/// A use of the rings region off both locks (see `Ctx::pin_rings`).
+pub(crate) struct RingsPin<'a>(&'a AtomicU32);
+
+impl Drop for RingsPin<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Release);
     }
 }
 

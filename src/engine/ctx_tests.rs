@@ -107,7 +107,7 @@ impl TestRing {
 impl Drop for TestRing {
     fn drop(&mut self) {
         // SAFETY: allocated in `new` with this layout; the ring is done.
-        unsafe { dealloc(self.ctx.mem.rings, self.layout) };
+        unsafe { dealloc(self.ctx.rings.load(Ordering::Relaxed), self.layout) };
     }
 }
 

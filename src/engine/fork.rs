@@ -145,7 +145,8 @@ extern "C" fn child() {
 /// Whether the ring's memory came along (io_uring_ring_dontfork keeps it
 /// from the child).
 fn inherited_memory(ctx: &Ctx) -> bool {
-    crate::sys::mem::page_mapped(ctx.mem.rings) && crate::sys::mem::page_mapped(ctx.mem.sqes as *const u8)
+    let (rings, sqes) = (ctx.rings.load(Ordering::Relaxed), ctx.sqes.load(Ordering::Relaxed));
+    crate::sys::mem::page_mapped(rings) && crate::sys::mem::page_mapped(sqes as *const u8)
 }
 
 /// Makes an inherited ring this process's own.

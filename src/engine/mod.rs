@@ -46,6 +46,7 @@ mod openclose;
 mod os;
 mod path;
 mod poll;
+mod query;
 mod reactor;
 mod readiness;
 mod register;
@@ -159,7 +160,7 @@ pub unsafe fn mmap(
             if !fork::ours(r.ctx()) {
                 return Err(-libc::EBADFD);
             }
-            return r.ctx().map_for_app(off as u64, len);
+            return r.ctx().map_for_app(addr, off as u64, len);
         }
     }
     // SAFETY: forwarded contract.
@@ -225,6 +226,10 @@ pub unsafe fn register(fd: i32, opcode: u32, arg: *const c_void, nr_args: u32) -
     if fd == -1 && opcode == sys::IORING_REGISTER_SEND_MSG_RING {
         return msg_ring::sync_msg(arg, nr_args);
     }
+    if fd == -1 && opcode & !IORING_REGISTER_USE_REGISTERED_RING == sys::IORING_REGISTER_QUERY {
+        // SAFETY: forwarded contract.
+        return unsafe { query_ringless(arg, nr_args) };
+    }
     let registered = opcode & IORING_REGISTER_USE_REGISTERED_RING != 0;
     let r = if registered { table::lookup_registered(fd as u32) } else { table::lookup(fd) };
     let Some(r) = r else {
@@ -249,6 +254,26 @@ pub unsafe fn register(fd: i32, opcode: u32, arg: *const c_void, nr_args: u32) -
         setup::shutdown(o);
     }
     ret
+}
+
+/// IORING_REGISTER_QUERY with no ring: answered by the io_uring a ring set
+/// up now would get (`io_uring_setup`'s choice).
+///
+/// # Safety
+/// As for `sys::io_uring_register`.
+unsafe fn query_ringless(arg: *const c_void, nr_args: u32) -> i32 {
+    let kernel = || {
+        // SAFETY: forwarded contract.
+        unsafe { sys::io_uring_register(-1, sys::IORING_REGISTER_QUERY, arg, nr_args) }
+    };
+    match selection() {
+        Ok(Select::User) => query::query(arg as u64, nr_args),
+        Ok(Select::Auto) => match kernel() {
+            r if r == -libc::ENOSYS || r == -libc::EPERM || r == -libc::EACCES => query::query(arg as u64, nr_args),
+            r => r,
+        },
+        _ => kernel(),
+    }
 }
 
 /// Hook (io_uring_close_ring_fd): an engine ring stays reachable through

@@ -346,7 +346,10 @@ fn expire() {
         if let Some(ring) = table::lookup_index(idx as usize) {
             let ctx = ring.ctx();
             ctx.flush_overflow();
-            let keep = ctx.reset_fd() || ctx.overflow_pending();
+            let keep = {
+                let _pin = ctx.pin_rings();
+                ctx.reset_fd() || ctx.overflow_pending()
+            };
             ctx.ready.tick(ctx);
             if keep {
                 continue;

@@ -67,6 +67,8 @@ pub(crate) unsafe fn register(
         IORING_REGISTER_NAPI => napi::register(ctx, arg, nr),
         IORING_UNREGISTER_NAPI => napi::unregister(ctx, arg, nr),
         IORING_REGISTER_SYNC_CANCEL if nr == 1 => super::cancel::sync_cancel(ctx, arg),
+        IORING_REGISTER_QUERY => super::query::query(arg, nr),
+        IORING_REGISTER_RESIZE_RINGS if arg != 0 && nr == 1 => super::setup::resize_rings(ctx, arg),
         _ => -libc::EINVAL,
     }
 }

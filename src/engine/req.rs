@@ -279,6 +279,8 @@ impl Ctx {
 
     fn queue_task_work(&self, tw: TaskWork, mode: Mode) {
         self.inner.lock().task_work.push_back(tw);
+        // Off the submitter thread, with no lock held.
+        let _pin = self.pin_rings();
         if self.flags & IORING_SETUP_TASKRUN_FLAG != 0 {
             self.set_sq_flag(IORING_SQ_TASKRUN, true);
         }

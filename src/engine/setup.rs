@@ -12,7 +12,7 @@ const MAX_ENTRIES: u32 = 32768;
 const MAX_CQ_ENTRIES: u32 = 2 * MAX_ENTRIES;
 /// Every IORING_SETUP_* bit liburing 2.15 knows (SQE_MIXED and SQ_REWIND
 /// are newer than Linux 6.18; the engine has them all).
-const KNOWN_FLAGS: u32 = (1 << 21) - 1;
+pub(crate) const KNOWN_FLAGS: u32 = (1 << 21) - 1;
 
 /// What the engine honours (params->features).
 pub(crate) const FEATURES: u32 = IORING_FEAT_SINGLE_MMAP
@@ -20,6 +20,8 @@ pub(crate) const FEATURES: u32 = IORING_FEAT_SINGLE_MMAP
     | IORING_FEAT_NODROP
     | IORING_FEAT_SUBMIT_STABLE
     | IORING_FEAT_RW_CUR_POS
+    // Each request runs with its submitter's credentials (see creds.rs).
+    | IORING_FEAT_CUR_PERSONALITY
     | IORING_FEAT_FAST_POLL
     | IORING_FEAT_POLL_32BITS
     | IORING_FEAT_EXT_ARG
@@ -294,16 +296,8 @@ fn try_create(entries: u32, p: &mut io_uring_params, trapped: bool) -> Result<i3
     }
     super::fork::install();
     super::creds::note_setup();
-    // SAFETY: the rings region is at least `off::CQES` bytes, writable,
-    // and nobody else uses it yet.
-    unsafe {
-        core::ptr::write_bytes(mem.rings, 0, off::CQES);
-        let w = |o: usize, v: u32| core::ptr::write(mem.rings.add(o) as *mut u32, v);
-        w(off::SQ_MASK, sq - 1);
-        w(off::CQ_MASK, cq - 1);
-        w(off::SQ_ENTRIES, sq);
-        w(off::CQ_ENTRIES, cq);
-    }
+    // SAFETY: the rings region is writable and nobody else uses it yet.
+    unsafe { init_header(mem.rings, sq, cq) };
     let sq_array = if p.flags & IORING_SETUP_NO_SQARRAY == 0 {
         // SAFETY: the array lies inside the rings region (see `layout`).
         unsafe { mem.rings.add(array_off) as *const u32 }
@@ -345,6 +339,13 @@ fn try_create(entries: u32, p: &mut io_uring_params, trapped: bool) -> Result<i3
     p.sq_entries = sq;
     p.cq_entries = cq;
     p.features = FEATURES;
+    fill_offsets(p);
+    p.sq_off.array = if sq_array.is_null() { 0 } else { array_off as u32 };
+    Ok(handle)
+}
+
+/// The offsets of `p` but the SQ array's, as setup and resize give them.
+fn fill_offsets(p: &mut io_uring_params) {
     let no_mmap = p.flags & IORING_SETUP_NO_MMAP != 0;
     p.sq_off = io_sqring_offsets {
         head: off::SQ_HEAD as u32,
@@ -353,7 +354,7 @@ fn try_create(entries: u32, p: &mut io_uring_params, trapped: bool) -> Result<i3
         ring_entries: off::SQ_ENTRIES as u32,
         flags: off::SQ_FLAGS as u32,
         dropped: off::SQ_DROPPED as u32,
-        array: if sq_array.is_null() { 0 } else { array_off as u32 },
+        array: p.sq_off.array,
         resv1: 0,
         user_addr: if no_mmap { p.sq_off.user_addr } else { 0 },
     };
@@ -368,7 +369,145 @@ fn try_create(entries: u32, p: &mut io_uring_params, trapped: bool) -> Result<i3
         resv1: 0,
         user_addr: if no_mmap { p.cq_off.user_addr } else { 0 },
     };
-    Ok(handle)
+}
+
+/// Zeroes a new rings region's header and writes its masks and sizes.
+///
+/// # Safety
+/// `rings` is a writable rings region nobody else uses yet.
+unsafe fn init_header(rings: *mut u8, sq: u32, cq: u32) {
+    // SAFETY: per the contract (the region is at least `off::CQES` bytes).
+    unsafe {
+        core::ptr::write_bytes(rings, 0, off::CQES);
+        let w = |o: usize, v: u32| core::ptr::write(rings.add(o) as *mut u32, v);
+        w(off::SQ_MASK, sq - 1);
+        w(off::CQ_MASK, cq - 1);
+        w(off::SQ_ENTRIES, sq);
+        w(off::CQ_ENTRIES, cq);
+    }
+}
+
+/// Setup flags a resize takes from its caller, and those it keeps from
+/// the ring (the kernel's RESIZE_FLAGS and COPY_FLAGS).
+const RESIZE_FLAGS: u32 = IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP;
+const COPY_FLAGS: u32 = IORING_SETUP_NO_SQARRAY
+    | IORING_SETUP_SQE128
+    | IORING_SETUP_CQE32
+    | IORING_SETUP_NO_MMAP
+    | IORING_SETUP_CQE_MIXED
+    | IORING_SETUP_SQE_MIXED;
+
+/// IORING_REGISTER_RESIZE_RINGS, as the kernel does it: on DEFER_TASKRUN
+/// rings only (their rings are used by the submitter alone, which is the
+/// caller), new memory with the SQEs and CQEs not yet consumed moved to
+/// the same positions, `arg` written back with the new sizes and offsets
+/// (the SQ array's excepted, as the kernel leaves it). The application's
+/// old mappings stay, no longer the ring's; mmap of the ring fd maps the
+/// new memory from now on.
+pub(crate) fn resize_rings(ctx: &Ctx, arg: u64) -> i32 {
+    match try_resize(ctx, arg) {
+        Ok(()) => 0,
+        Err(e) => e,
+    }
+}
+
+fn try_resize(ctx: &Ctx, arg: u64) -> Result<(), i32> {
+    if ctx.flags & IORING_SETUP_DEFER_TASKRUN == 0 {
+        return Err(-libc::EINVAL);
+    }
+    let mut p = io_uring_params::default();
+    let size = core::mem::size_of::<io_uring_params>();
+    os::copy_from_user(&mut p as *mut io_uring_params as *mut u8, arg, size)?;
+    if p.flags & !RESIZE_FLAGS != 0 {
+        return Err(-libc::EINVAL);
+    }
+    p.flags |= ctx.flags & COPY_FLAGS;
+    let (sq, cq) = sizes(p.sq_entries, &p)?;
+    p.sq_entries = sq;
+    p.cq_entries = cq;
+    fill_offsets(&mut p);
+    let (rings_len, array_off, sqes_len) = layout(p.flags, sq, cq);
+    let mut st = ctx.submit.lock();
+    let mem = memory(&p, rings_len, sqes_len, st.mem.app_rings != 0)?;
+    // SAFETY: fresh memory (or the application's, handed over for it).
+    unsafe { init_header(mem.rings, sq, cq) };
+    if let Err(e) = os::copy_to_user(arg, &p as *const io_uring_params as *const u8, size) {
+        release_memory(&mem, false);
+        return Err(e);
+    }
+    let old_sqes = ctx.sqes.load(Ordering::Relaxed) as *const u8;
+    {
+        let inner = ctx.lock_cq();
+        let word = |o: usize| ctx.word(o).load(Ordering::Acquire);
+        // The engine's own heads and tail where it has them: the
+        // application's words could say anything.
+        let (sq_head, sq_tail) = (st.sq_head, word(off::SQ_TAIL));
+        let (cq_head, cq_tail) = (word(off::CQ_HEAD), inner.cq_tail());
+        if sq_tail.wrapping_sub(sq_head) > sq || cq_tail.wrapping_sub(cq_head) > cq {
+            drop(inner);
+            release_memory(&mem, false);
+            return Err(-libc::EOVERFLOW);
+        }
+        let sqe = 64usize << (ctx.flags & IORING_SETUP_SQE128 != 0) as u32;
+        let cqe = 16usize << (ctx.flags & IORING_SETUP_CQE32 != 0) as u32;
+        let old_rings = ctx.rings.load(Ordering::Relaxed);
+        let (old_sq, old_cq) = (ctx.sq_mask(), ctx.cq_mask());
+        // SAFETY: every slot is masked into its array, old and new; the
+        // new memory is nobody's yet, the old one the engine's under both
+        // locks, and the application does not touch slots beyond its tails.
+        unsafe {
+            let mut i = sq_head;
+            while i != sq_tail {
+                let (from, to) = ((i & old_sq) as usize * sqe, (i & (sq - 1)) as usize * sqe);
+                core::ptr::copy_nonoverlapping(old_sqes.add(from), (mem.sqes as *mut u8).add(to), sqe);
+                i = i.wrapping_add(1);
+            }
+            let mut i = cq_head;
+            while i != cq_tail {
+                let (from, to) = ((i & old_cq) as usize * cqe, (i & (cq - 1)) as usize * cqe);
+                core::ptr::copy_nonoverlapping(old_rings.add(off::CQES + from), mem.rings.add(off::CQES + to), cqe);
+                i = i.wrapping_add(1);
+            }
+            let w = |o: usize, v: u32| {
+                (*(mem.rings.add(o) as *const core::sync::atomic::AtomicU32)).store(v, Ordering::Relaxed)
+            };
+            w(off::SQ_HEAD, sq_head);
+            w(off::SQ_TAIL, sq_tail);
+            w(off::CQ_HEAD, cq_head);
+            w(off::CQ_TAIL, cq_tail);
+            for o in [
+                off::SQ_DROPPED,
+                off::SQ_FLAGS,
+                off::CQ_FLAGS,
+                off::CQ_OVERFLOW,
+                off::X_SEQ,
+                off::X_WAITERS,
+                off::X_PEERS,
+            ] {
+                w(o, word(o));
+            }
+        }
+        let array = if p.flags & IORING_SETUP_NO_SQARRAY == 0 {
+            // SAFETY: the array lies inside the new rings region (`layout`).
+            unsafe { mem.rings.add(array_off) as *mut u32 }
+        } else {
+            core::ptr::null_mut()
+        };
+        ctx.sq_array.store(array, Ordering::Relaxed);
+        ctx.sqes.store(mem.sqes, Ordering::Relaxed);
+        ctx.sq_entries.store(sq, Ordering::Relaxed);
+        ctx.cq_entries.store(cq, Ordering::Relaxed);
+        // SeqCst: see `Ctx::pin_rings`.
+        ctx.rings.store(mem.rings, Ordering::SeqCst);
+    }
+    let old = core::mem::replace(&mut st.mem, mem);
+    drop(st);
+    while ctx.rings_users.load(Ordering::SeqCst) != 0 {
+        // SAFETY: sched_yield has no preconditions.
+        unsafe { libc::sched_yield() };
+    }
+    release_memory(&old, false);
+    Ok(())
 }
 
 /// Unmaps the ring memory, and closes its memfd unless `lost` (see `Ctx::lost`).
@@ -389,25 +528,39 @@ fn release_memory(mem: &Memory, lost: bool) {
 impl Ctx {
     /// Maps ring memory for the application, as mmap(2) of a kernel ring fd
     /// at IORING_OFF_SQ_RING / _CQ_RING / _SQES would: a second mapping of
-    /// the same pages, so either side can unmap its own.
-    pub(crate) fn map_for_app(&self, off: u64, len: usize) -> Result<*mut core::ffi::c_void, i32> {
+    /// the same pages, so either side can unmap its own. As the kernel,
+    /// it refuses to place it at an address of the caller's (`addr`).
+    pub(crate) fn map_for_app(
+        &self,
+        addr: *mut core::ffi::c_void,
+        off: u64,
+        len: usize,
+    ) -> Result<*mut core::ffi::c_void, i32> {
+        if !addr.is_null() {
+            return Err(-libc::EINVAL);
+        }
+        if off & IORING_OFF_MMAP_MASK == IORING_OFF_PBUF_RING {
+            return super::kbuf::map_for_app(self, off, len);
+        }
+        // Under the submit lock, which a resize holds as it swaps the memory.
+        let st = self.submit.lock();
+        let mem = &st.mem;
         // As the kernel: the offset's high bits name the region (the rest
         // is ignored); no region there is ENOMEM.
         let (base, size) = match off & IORING_OFF_MMAP_MASK {
-            IORING_OFF_SQ_RING | IORING_OFF_CQ_RING => (self.mem.rings as *mut u8, self.mem.rings_len),
-            IORING_OFF_SQES => (self.mem.sqes as *mut u8, self.mem.sqes_len),
-            IORING_OFF_PBUF_RING => return super::kbuf::map_for_app(self, off, len),
+            IORING_OFF_SQ_RING | IORING_OFF_CQ_RING => (mem.rings, mem.rings_len),
+            IORING_OFF_SQES => (mem.sqes as *mut u8, mem.sqes_len),
             _ => return Err(-libc::ENOMEM),
         };
-        if !self.mem.owned || len == 0 || len > size {
+        if !mem.owned || len == 0 || len > size {
             return Err(-libc::EINVAL);
         }
-        let p = if self.mem.memfd >= 0 {
-            let at = base as usize - self.mem.rings as usize;
+        let p = if mem.memfd >= 0 {
+            let at = base as usize - mem.rings as usize;
             let rw = libc::PROT_READ | libc::PROT_WRITE;
             // SAFETY: a new mapping of the ring's memfd, touching nothing else.
             return unsafe {
-                crate::sys::mmap(core::ptr::null_mut(), len, rw, libc::MAP_SHARED, self.mem.memfd, at as libc::off_t)
+                crate::sys::mmap(core::ptr::null_mut(), len, rw, libc::MAP_SHARED, mem.memfd, at as libc::off_t)
             };
         } else {
             // SAFETY: mremap with old_size 0 creates a new mapping of the
@@ -431,7 +584,7 @@ impl Ctx {
         // they are left as they are.
         let lost = c.is_lost();
         c.ready.close(lost);
-        release_memory(&c.mem, lost);
+        release_memory(&c.submit.lock().mem, lost);
         // SAFETY: per the contract, the ring is unused.
         unsafe { c.cq_xlock.unmap() };
         // The application's number is closed as liburing closes a kernel
@@ -462,7 +615,7 @@ pub(crate) fn shutdown(r: RingRef) {
         // locks may be held. Give back this process's fds and mapping only.
         os::close(ctx.fd());
         os::close(ctx.efd);
-        release_memory(&ctx.mem, false);
+        release_memory(&ctx.submit.lock().mem, false);
         // SAFETY: this process's threads never post to the ring any more
         // (it is not its own).
         unsafe { ctx.cq_xlock.unmap() };

@@ -367,7 +367,7 @@ pub(crate) fn wait_sq(ctx: &Ctx) {
     let Some(sqd) = ctx.sqd.as_ref() else { return };
     let full = || {
         let head = ctx.word(off::SQ_HEAD).load(Ordering::Acquire);
-        ctx.word(off::SQ_TAIL).load(Ordering::Acquire).wrapping_sub(head) == ctx.sq_entries
+        ctx.word(off::SQ_TAIL).load(Ordering::Acquire).wrapping_sub(head) == ctx.sq_entries()
     };
     if !full() {
         return;

@@ -14,7 +14,7 @@ use crate::sys::{
 };
 
 /// Every IOSQE_* flag the kernel knows.
-const SQE_VALID_FLAGS: u8 = 0x7f;
+pub(crate) const SQE_VALID_FLAGS: u8 = 0x7f;
 
 pub(crate) struct SubmitState {
     /// The engine's SQ head (published at the end of each submission).
@@ -29,11 +29,13 @@ pub(crate) struct SubmitState {
     /// A drain was submitted once: plain NOPs take the general path, which
     /// knows whether the drain queue is still in force.
     drain_seen: bool,
+    /// The ring memory (see `Ctx::rings`).
+    pub mem: super::ctx::Memory,
 }
 
 impl SubmitState {
-    pub(crate) const fn new() -> SubmitState {
-        SubmitState { sq_head: 0, next_id: 1, drain_disabled: false, drain_next: false, drain_seen: false }
+    pub(crate) const fn new(mem: super::ctx::Memory) -> SubmitState {
+        SubmitState { sq_head: 0, next_id: 1, drain_disabled: false, drain_next: false, drain_seen: false, mem }
     }
 }
 
@@ -66,10 +68,10 @@ pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
     // every time and `nr` says how many there are.
     let rewind = ctx.flags & IORING_SETUP_SQ_REWIND != 0;
     let (head, n) = if rewind {
-        (0, nr.min(ctx.sq_entries))
+        (0, nr.min(ctx.sq_entries()))
     } else {
         let tail = ctx.word(off::SQ_TAIL).load(Ordering::Acquire);
-        (st.sq_head, nr.min(tail.wrapping_sub(st.sq_head)).min(ctx.sq_entries))
+        (st.sq_head, nr.min(tail.wrapping_sub(st.sq_head)).min(ctx.sq_entries()))
     };
     if n == 0 {
         return 0;
@@ -211,10 +213,10 @@ struct SqView {
 impl SqView {
     fn new(ctx: &Ctx) -> SqView {
         SqView {
-            sqes: ctx.mem.sqes,
-            array: ctx.sq_array,
+            sqes: ctx.sqes.load(Ordering::Relaxed),
+            array: ctx.sq_array.load(Ordering::Relaxed),
             mask: ctx.sq_mask(),
-            entries: ctx.sq_entries,
+            entries: ctx.sq_entries(),
             shift: (ctx.flags & IORING_SETUP_SQE128 != 0) as u32,
         }
     }

@@ -14,7 +14,7 @@ use crate::sys::{
     IORING_SETUP_SQPOLL,
 };
 
-const ENTER_FLAGS: u32 = IORING_ENTER_GETEVENTS
+pub(crate) const ENTER_FLAGS: u32 = IORING_ENTER_GETEVENTS
     | IORING_ENTER_SQ_WAKEUP
     | IORING_ENTER_SQ_WAIT
     | IORING_ENTER_EXT_ARG
@@ -176,7 +176,7 @@ fn wait_args(ctx: &Ctx, flags: u32, arg: *const c_void, argsz: usize) -> Result<
 
 /// Waits until `min` CQEs are ready (the kernel's io_cqring_wait).
 fn wait<'a>(ctx: &'a Ctx, min: u32, flags: u32, w: &WaitArgs, serving: &mut Option<Serving<'a>>) -> i32 {
-    let min = min.min(ctx.cq_entries);
+    let min = min.min(ctx.cq_entries());
     if ctx.flags & IORING_SETUP_DEFER_TASKRUN != 0 && !issuer_ok(ctx) {
         return -libc::EEXIST;
     }

@@ -34,13 +34,17 @@ pub unsafe fn io_uring_enter(
 }
 
 /// `io_uring_register(2)` on `fd`, routed as [`io_uring_enter`] (ring-less
-/// calls, fd -1, too: a MSG_RING may target an engine ring).
+/// calls, fd -1, too: a MSG_RING may target an engine ring). A ring-less
+/// IORING_REGISTER_QUERY goes to the engine even before any engine ring
+/// exists: it answers for the rings setup would make.
 ///
 /// # Safety
 /// As for [`sys::io_uring_register`].
 #[inline]
 pub unsafe fn io_uring_register(fd: i32, opcode: u32, arg: *const c_void, nr_args: u32) -> i32 {
-    if engine::active() {
+    if engine::active()
+        || (fd == -1 && opcode & !sys::IORING_REGISTER_USE_REGISTERED_RING == sys::IORING_REGISTER_QUERY)
+    {
         // SAFETY: forwarded contract.
         return unsafe { engine::register(fd, opcode, arg, nr_args) };
     }
