@@ -331,17 +331,11 @@ static void check_no_root(void)
 
 		if (e->d_name[0] == '.')
 			continue;
-		/* The kernel's own io_uring threads (iou-wrk, iou-sqp) keep the
-		 * credentials they were made with and switch per request; the
-		 * set*id() calls never reach them. */
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		f = fopen(path, "r");
-		if (f && fgets(line, sizeof(line), f) && !strncmp(line, "iou-", 4)) {
-			fclose(f);
+		/* The kernel's own io_uring threads keep the credentials they
+		 * were made with and switch per request; the set*id() calls
+		 * never reach them. The engine's threads must follow them. */
+		if (tu_kernel_io_thread(e->d_name))
 			continue;
-		}
-		if (f)
-			fclose(f);
 		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
 		f = fopen(path, "r");
 		if (!f)

@@ -403,9 +403,9 @@ static void test_connect_flags(void)
 	close(lfd);
 }
 
-/* This process's threads, less the kernel's io_uring workers (iou-wrk,
- * iou-sqp): older kernels keep an idle one for a while after its ring
- * went, and they are no thread of the program's or the engine's. */
+/* This process's threads, less the kernel's io_uring threads: older
+ * kernels keep an idle one for a while after its ring went, and they are
+ * no thread of the program's or the engine's. */
 static int count_threads(void)
 {
 	DIR *d = opendir("/proc/self/task");
@@ -413,22 +413,8 @@ static int count_threads(void)
 	int n = 0;
 
 	CHECK(d, "opendir /proc/self/task");
-	while ((e = readdir(d))) {
-		char path[300], comm[32] = "";
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		f = fopen(path, "r");
-		if (f) {
-			if (!fgets(comm, sizeof(comm), f))
-				comm[0] = '\0';
-			fclose(f);
-		}
-		if (strncmp(comm, "iou-", 4))
-			n++;
-	}
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.' && !tu_kernel_io_thread(e->d_name);
 	closedir(d);
 	return n;
 }

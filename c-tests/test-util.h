@@ -426,6 +426,30 @@ static inline int tu_fds_naming(const char *path, int *cloexec)
 	return n;
 }
 
+/*
+ * Whether thread `tid` of this process is one of the kernel's io_uring
+ * threads (an io-wq worker or SQPOLL thread): PF_IO_WORKER (0x10) in the
+ * flags field of its stat. Their names (iou-wrk-*, iou-sqp-*) do not
+ * tell, as the engine names its own threads alike.
+ */
+static inline int tu_kernel_io_thread(const char *tid)
+{
+	char path[300], line[1024], *p;
+	unsigned long flags = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%s/stat", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+	fclose(f);
+	/* After the name: state ppid pgrp session tty_nr tpgid flags. */
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+		return 0;
+	return (flags & 0x10) != 0;
+}
+
 /* Threads of this process (-1 if /proc/self/task is unavailable). */
 static inline int tu_count_threads(void)
 {

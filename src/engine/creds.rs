@@ -485,6 +485,7 @@ fn wait_for(mut done: impl FnMut(&mut Nursery) -> bool) {
 }
 
 extern "C" fn nursery_main(_: *mut libc::c_void) -> *mut libc::c_void {
+    os::name_thread("uring-rs-spawn", false);
     loop {
         let mut job = None;
         wait_for(|n| {

@@ -430,6 +430,7 @@ fn forget(req: ReqPtr) {
 
 /// A watcher thread: waits on its entries, ends the requests woken.
 extern "C" fn watch(arg: *mut c_void) -> *mut c_void {
+    os::name_thread("uring-rs-futex", false);
     let me = arg as usize;
     let mut v: Vec<WaitV> = Vec::new();
     let mut serials: Vec<u64> = Vec::new();

@@ -596,6 +596,7 @@ pub(crate) fn clear_affinity() -> i32 {
 }
 
 extern "C" fn worker_main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
+    os::name_thread("iou-wrk-", true);
     let mut aff = 0;
     unblock_signal();
     // SAFETY: gettid has no preconditions.

@@ -494,6 +494,22 @@ pub(crate) fn copy_to_user(dst: u64, src: *const u8, len: usize) -> Result<(), i
     }
 }
 
+/// Names the calling thread as ps and top show it (15 bytes at most):
+/// `prefix`, then the process id if `pid`, as the kernel names its
+/// io_uring threads ("iou-wrk-PID", "iou-sqp-PID").
+pub(crate) fn name_thread(prefix: &str, pid: bool) {
+    let mut name = alloc::string::String::from(prefix);
+    if pid {
+        // SAFETY: getpid takes no memory.
+        let _ = core::fmt::Write::write_fmt(&mut name, format_args!("{}", unsafe { libc::getpid() }));
+    }
+    let mut buf = [0u8; 16];
+    let n = name.len().min(15);
+    buf[..n].copy_from_slice(&name.as_bytes()[..n]);
+    // SAFETY: a NUL-terminated name of at most 16 bytes.
+    unsafe { libc::prctl(libc::PR_SET_NAME, buf.as_ptr()) };
+}
+
 /// Runs `f(arg)` on a new detached thread with every signal blocked, so
 /// the application's signals never land on engine threads.
 pub(crate) fn spawn(f: extern "C" fn(*mut c_void) -> *mut c_void, arg: *mut c_void) -> Result<(), i32> {

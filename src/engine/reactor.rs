@@ -161,6 +161,7 @@ fn recover(s: &mut State) {
 }
 
 extern "C" fn main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
+    os::name_thread("uring-rs-react", false);
     let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 64];
     loop {
         let (epfd, cap) = {

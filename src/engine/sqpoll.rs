@@ -161,6 +161,7 @@ fn queued(ctx: &Ctx) -> u32 {
 extern "C" fn thread_main(arg: *mut c_void) -> *mut c_void {
     // SAFETY: `prepare` leaked one reference for this thread.
     let sqd = unsafe { Arc::from_raw(arg as *const Sqd) };
+    os::name_thread("iou-sqp-", true);
     if sqd.cpu >= 0 {
         pin(sqd.cpu as usize);
     }
