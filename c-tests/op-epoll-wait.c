@@ -178,6 +178,9 @@ static void bad_input(struct io_uring *ring)
 	CHECK_EQ(op_run1(ring), -EINVAL, "splice_fd_in");
 	prep_wait(ring, ep, out, 4, 0)->ioprio = 1;
 	CHECK_EQ(op_run1(ring), -EINVAL, "ioprio");
+	/* no provided buffers for it */
+	prep_wait(ring, ep, out, 4, 0)->flags |= IOSQE_BUFFER_SELECT;
+	CHECK_EQ(op_run1(ring), -EOPNOTSUPP, "IOSQE_BUFFER_SELECT");
 	/* events the kernel cannot write: EFAULT, and the chain fails */
 	gone = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	CHECK(gone != MAP_FAILED, "mmap");
