@@ -4,7 +4,7 @@
  * each TX timestamp of a socket's error queue as a 32-byte CQE (the
  * OPT_ID key in res, the type and hardware bit in flags, the time after
  * the CQE) and goes on posting new ones until cancelled; on CQE32 and
- * CQE_MIXED rings, -EINVAL on others, -EOPNOTSUPP on files that are no
+ * CQE_MIXED rings (DEFER_TASKRUN ones too), -EINVAL on others, -EOPNOTSUPP on files that are no
  * socket. Timestamps that carry their packet (no OPT_TSONLY) are not
  * posted and stay queued. The engine refuses sockets whose error queue
  * may also hold errors (IP_RECVERR), which recvmsg could not leave there
@@ -286,6 +286,8 @@ int main(int argc, char **argv)
 
 	stream(IORING_SETUP_CQE32);
 	stream(IORING_SETUP_CQE_MIXED);
+	stream(IORING_SETUP_CQE32 | IORING_SETUP_SINGLE_ISSUER |
+	       IORING_SETUP_DEFER_TASKRUN);
 	with_packet();
 	with_errors();
 	bad_input();

@@ -444,10 +444,14 @@ fn tx_timestamp(ctx: &Ctx, req: ReqPtr) -> Issued {
     }
 }
 
-/// The socket reported EPOLLERR: post what its error queue holds.
+/// The socket reported EPOLLERR: post what its error queue holds. (Only
+/// the timestamp command waits in the set; any other is issued again.)
 fn ts_event(ctx: &Ctx, req: ReqPtr, _: u32) {
     // SAFETY: the server won the request's state: it is ours.
     let r = unsafe { req.get() };
+    if r.sqe.off as u32 != SOCKET_URING_OP_TX_TIMESTAMP {
+        return super::req::issue(ctx, req, Mode::Reactor);
+    }
     // Turned on since: the queue is the program's again.
     if errqueue_shared(r.file) {
         return super::req::complete(ctx, req, -libc::EOPNOTSUPP, 0, Mode::Reactor);
