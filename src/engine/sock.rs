@@ -486,7 +486,8 @@ fn ts_post(ctx: &Ctx, r: &Req) {
             return;
         }
         if n > 0 || msg.msg_flags & libc::MSG_TRUNC != 0 {
-            // A packet read before OPT_TSONLY was set (see the README).
+            // A packet queued before OPT_TSONLY was set: dropped where the
+            // kernel leaves it (docs/engine.md, limits).
             continue;
         }
         if let Some(c) = ts_cqe(&msg, tsflags, r.sqe.user_data, f32) {
