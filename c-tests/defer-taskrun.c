@@ -6,7 +6,8 @@
  *
  * A read of an empty pipe is queued (it parks on poll), then the pipe is
  * written to. The read is now done, but io_uring_cq_ready() stays 0 until
- * io_uring_get_events() is called. Repeated with io_uring_wait_cqe and with
+ * io_uring_get_events() is called, which finds it even when made right
+ * after the write. Repeated with io_uring_wait_cqe and with
  * io_uring_submit_and_get_events.
  *
  * 6.1 does not run deferred work on an enter that waits for nothing
@@ -140,6 +141,19 @@ int main(int argc, char *argv[])
 			      "bad nop cqe");
 		io_uring_cqe_seen(&ring, cqe);
 	}
+
+	/* 3b: the wake-up queues the task work itself, so a get_events
+	 * right after it (no time for anything else) posts the completion. */
+	memset(rbuf, 0, sizeof(rbuf));
+	queue_pipe_read(&ring, 6);
+	CHECK_EQ(io_uring_submit(&ring), 1, "submit read");
+	CHECK(write(pfd[1], "now", 3) == 3, "pipe write: %s", strerror(errno));
+	ret = io_uring_get_events(&ring);
+	CHECK(ret >= 0, "io_uring_get_events: %s", strerror(-ret));
+	expect_ready(&ring, 1, "cq ready after a get_events right after the write");
+	CHECK_EQ(io_uring_peek_cqe(&ring, &cqe), 0, "peek");
+	check_read_cqe(cqe, 6, "now");
+	io_uring_cqe_seen(&ring, cqe);
 
 	/* get_events with nothing pending is harmless. */
 	ret = io_uring_get_events(&ring);

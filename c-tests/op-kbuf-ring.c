@@ -12,11 +12,15 @@
  *  - IOU_PBUF_RING_INC: one buffer serves several reads, in order; a
  *    read at EOF leaves it in place and IORING_CQE_F_BUF_MORE says it has
  *    room, as does a regular file's read (which takes its length early);
+ *    with min_left, a buffer whose rest falls below it is retired and the
+ *    next read takes the next one; min_left without IOU_PBUF_RING_INC is
+ *    -EINVAL, and unregistering ignores it;
  *  - repeated setup/free and failed setups leak no mapping or fd.
  * Kernels before 6.8 have no IORING_REGISTER_PBUF_STATUS (head/available
  * then return the kernel's -EINVAL), before 6.4 no IOU_PBUF_RING_MMAP,
- * before 6.12 no IOU_PBUF_RING_INC: those parts are left out and the test
- * ends in a skip naming them.
+ * before 6.12 no IOU_PBUF_RING_INC, and only recent ones (6.18.y) know
+ * min_left: those parts are left out and the test ends in a skip naming
+ * them.
  */
 #include <liburing.h>
 #include <sys/mman.h>
@@ -395,6 +399,69 @@ static void incremental_file(void)
 	io_uring_queue_exit(&ring);
 }
 
+/* min_left: the fewest bytes a partly used incremental buffer must keep. */
+static void incremental_min_left(void)
+{
+	struct io_uring_buf_reg reg = { 0 };
+	struct io_uring_buf_ring *br;
+	static char mem[2 * BUF_SZ];
+	struct io_uring ring;
+	struct rd cqe;
+	uint16_t head;
+	int ret, p[2];
+
+	CHECK_EQ(io_uring_queue_init(8, &ring, 0), 0, "queue_init");
+	br = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(br != MAP_FAILED, "mmap");
+	io_uring_buf_ring_init(br);
+	reg.ring_addr = (uintptr_t)br;
+	reg.ring_entries = 2;
+	reg.bgid = 6;
+	reg.min_left = 100;
+	CHECK_EQ(io_uring_register_buf_ring(&ring, &reg, 0), -EINVAL,
+		 "min_left without IOU_PBUF_RING_INC");
+	reg.flags = 0;
+	ret = io_uring_register_buf_ring(&ring, &reg, IOU_PBUF_RING_INC);
+	if (ret == -EINVAL && !tu_on_engine()) {
+		tu_lacks("io_uring_buf_reg.min_left");
+		goto out;
+	}
+	CHECK_EQ(ret, 0, "register with min_left");
+	fill(br, mem, 2);
+	CHECK(pipe(p) == 0, "pipe");
+
+	/* 256 - 100 leaves 156, enough: buffer 0 stays */
+	cqe = select_read(&ring, p, 6, 100, 'm');
+	CHECK_EQ(cqe.res, 100, "first read");
+	CHECK_EQ(cqe.flags >> IORING_CQE_BUFFER_SHIFT, 0, "buffer 0");
+	CHECK(cqe.flags & IORING_CQE_F_BUF_MORE, "156 bytes left is room");
+	/* 156 - 100 leaves 56, below min_left: buffer 0 is retired */
+	cqe = select_read(&ring, p, 6, 100, 'n');
+	CHECK_EQ(cqe.res, 100, "second read");
+	CHECK_EQ(cqe.flags >> IORING_CQE_BUFFER_SHIFT, 0, "still buffer 0");
+	CHECK(!(cqe.flags & IORING_CQE_F_BUF_MORE), "56 bytes left is none");
+	CHECK_EQ(br->bufs[0].len, 0, "retired buffer's length");
+	if (have_status) {
+		CHECK_EQ(io_uring_buf_ring_head(&ring, 6, &head), 0, "head");
+		CHECK_EQ(head, 1, "head past the retired buffer");
+	}
+	cqe = select_read(&ring, p, 6, 10, 'o');
+	CHECK_EQ(cqe.flags >> IORING_CQE_BUFFER_SHIFT, 1, "then buffer 1");
+	CHECK(mem[BUF_SZ] == 'o', "read lands at buffer 1's start");
+	close(p[0]);
+	close(p[1]);
+	/* unregistering looks at bgid, flags and the reserved words only */
+	memset(&reg, 0, sizeof(reg));
+	reg.bgid = 6;
+	reg.min_left = 5;
+	CHECK_EQ(io_uring_register(ring.ring_fd, IORING_UNREGISTER_PBUF_RING,
+				   &reg, 1), 0, "unregister with min_left");
+out:
+	munmap(br, 4096);
+	io_uring_queue_exit(&ring);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -404,6 +471,7 @@ int main(int argc, char **argv)
 	manual();
 	incremental();
 	incremental_file();
+	incremental_min_left();
 	kernel_mem();
 	return tu_done();
 }

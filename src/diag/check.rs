@@ -228,6 +228,7 @@ fn reserved(op: u8) -> &'static [Field] {
         | IORING_OP_LINKAT => &[BufIndex, FileIndex],
         IORING_OP_FIXED_FD_INSTALL => &[Off, Addr, Len, BufIndex, FileIndex, Addr3],
         IORING_OP_PIPE => &[Off, Addr3],
+        IORING_OP_EPOLL_WAIT => &[Off, OpFlags, BufIndex, FileIndex],
         _ => &[],
     }
 }

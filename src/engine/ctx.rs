@@ -783,6 +783,14 @@ impl Ctx {
         true
     }
 
+    /// Whether `c` would go straight into the CQ now (nothing held back,
+    /// room left): asked by a multishot that cannot put back what it
+    /// takes for its CQE (a timestamp read off a socket's error queue).
+    pub(crate) fn room_for(&self, c: &Cqe) -> bool {
+        let inner = self.lock_cq();
+        inner.overflow.is_empty() && self.has_room(&inner, c)
+    }
+
     /// Signals the ring fd and wakes waiters after new CQEs became visible.
     pub(crate) fn notify(&self) {
         // One fence orders the CQ tail store before both checks below

@@ -64,6 +64,9 @@ struct BufRing {
     shadow: Vec<io_uring_buf>,
     /// IOU_PBUF_RING_INC: buffers are consumed a piece at a time.
     inc: bool,
+    /// The fewest bytes a partly consumed buffer keeps to stay at the head
+    /// (`io_uring_buf_reg::min_left`, at least 1); a smaller rest retires it.
+    min_left: u32,
     /// IOU_PBUF_RING_MMAP memory: (bytes, memfd or -1); unmapped on drop.
     own: Option<(usize, i32)>,
 }
@@ -124,9 +127,9 @@ pub(crate) struct Pick {
 }
 
 impl BufRing {
-    fn new(base: *mut u8, entries: u32, inc: bool, own: Option<(usize, i32)>) -> BufRing {
+    fn new(base: *mut u8, entries: u32, inc: bool, min_left: u32, own: Option<(usize, i32)>) -> BufRing {
         let shadow = alloc::vec![io_uring_buf { addr: 0, len: 0, bid: 0, resv: 0 }; entries as usize];
-        BufRing { base, mask: entries - 1, head: 0, tail: 0, shadow, inc, own }
+        BufRing { base, mask: entries - 1, head: 0, tail: 0, shadow, inc, min_left: min_left.max(1), own }
     }
 
     /// Copies `len` bytes of entries at ring offset `off` into `dst`:
@@ -217,7 +220,7 @@ impl BufRing {
     }
 
     /// Consumes `len` bytes of an incremental ring; false if the head
-    /// buffer keeps some room (IORING_CQE_F_BUF_MORE).
+    /// buffer keeps at least `min_left` bytes (IORING_CQE_F_BUF_MORE).
     fn inc_commit(&mut self, mut len: u32) -> bool {
         // Nothing moved (EOF): the buffer stays, untouched and still usable.
         if len == 0 {
@@ -227,7 +230,7 @@ impl BufRing {
             let (addr, blen, _) = self.read(self.head);
             let this = len.min(blen);
             let left = blen - this;
-            if left != 0 || this == 0 {
+            if left >= self.min_left || this == 0 {
                 self.write_piece(self.head, addr.wrapping_add(this as u64), left);
                 return false;
             }
@@ -603,12 +606,9 @@ fn read<T: Copy>(addr: u64) -> Result<T, i32> {
     Ok(unsafe { v.assume_init() })
 }
 
-/// The bytes after `bgid` and `flags` (min_left and resv in newer
-/// headers) are reserved on the kernel this engine follows.
+/// The reserved words after `min_left` are zero.
 fn reg_resv_zero(reg: &io_uring_buf_reg) -> bool {
-    // SAFETY: the struct is 40 bytes of plain data.
-    let b: &[u8; 40] = unsafe { &*(reg as *const io_uring_buf_reg as *const [u8; 40]) };
-    b[16..].iter().all(|&x| x == 0)
+    reg.resv.iter().all(|&x| x == 0)
 }
 
 fn page_align(n: usize) -> usize {
@@ -662,6 +662,10 @@ pub(crate) fn register_ring(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
     if !n.is_power_of_two() || n >= 65536 {
         return -libc::EINVAL;
     }
+    // A floor for what a partly consumed buffer keeps: incremental rings only.
+    if reg.flags & IOU_PBUF_RING_INC == 0 && reg.min_left != 0 {
+        return -libc::EINVAL;
+    }
     let mut g = lock(ctx);
     match g.map.get(&reg.bgid) {
         Some(Group::Ring(_)) => return -libc::EEXIST,
@@ -691,7 +695,7 @@ pub(crate) fn register_ring(ctx: &Ctx, arg: u64, nr: u32) -> i32 {
         }
         (a as *mut u8, None)
     };
-    let ring = BufRing::new(base, n, reg.flags & IOU_PBUF_RING_INC != 0, own);
+    let ring = BufRing::new(base, n, reg.flags & IOU_PBUF_RING_INC != 0, reg.min_left, own);
     g.map.insert(reg.bgid, Group::Ring(ring));
     0
 }

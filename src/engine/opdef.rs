@@ -181,6 +181,7 @@ static TABLE: [Option<OpDef>; N] = {
     t[IORING_OP_ASYNC_CANCEL as usize] = Some(super::cancel::ASYNC_CANCEL);
     t[IORING_OP_FILES_UPDATE as usize] = Some(super::rsrc::FILES_UPDATE);
     t[IORING_OP_EPOLL_CTL as usize] = Some(super::epoll::EPOLL_CTL);
+    t[IORING_OP_EPOLL_WAIT as usize] = Some(super::epoll::EPOLL_WAIT);
     t[IORING_OP_POLL_ADD as usize] = Some(super::poll::POLL_ADD);
     t[IORING_OP_POLL_REMOVE as usize] = Some(super::poll::POLL_REMOVE);
     t[IORING_OP_TIMEOUT as usize] = Some(super::timeout::TIMEOUT);

@@ -377,11 +377,164 @@ fn cmd_issue(ctx: &Ctx, req: ReqPtr, _: Mode) -> Issued {
                 }
             })
         }
-        // Timestamps need a CQE32 ring before anything else.
-        SOCKET_URING_OP_TX_TIMESTAMP if ctx.flags & IORING_SETUP_CQE32 == 0 => -libc::EINVAL,
+        // Timestamps need 32-byte CQEs before anything else.
+        SOCKET_URING_OP_TX_TIMESTAMP if ctx.flags & (IORING_SETUP_CQE32 | IORING_SETUP_CQE_MIXED) == 0 => -libc::EINVAL,
+        SOCKET_URING_OP_TX_TIMESTAMP if !kind.inet() => -libc::EOPNOTSUPP,
+        SOCKET_URING_OP_TX_TIMESTAMP => return tx_timestamp(ctx, req),
         _ => -libc::EOPNOTSUPP,
     };
     Issued::Done(res, 0)
 }
 
-pub(crate) const URING_CMD: OpDef = OpDef { prep: cmd_prep, issue: cmd_issue, ioprio: true, ..FILE_OP };
+// asm-generic socket option numbers (x86_64, arm64, riscv64).
+const SO_TIMESTAMPING_OLD: i32 = 37;
+const SO_TIMESTAMPING_NEW: i32 = 65;
+const SO_ZEROCOPY: i32 = 60;
+
+/// An int socket option, 0 where the socket has no such option.
+fn opt(fd: i32, level: i32, name: i32) -> i32 {
+    let mut v = [0i32; 2];
+    let mut l = core::mem::size_of_val(&v) as libc::socklen_t;
+    // SAFETY: a live buffer and its length (SO_TIMESTAMPING may write a
+    // struct so_timestamping, two ints).
+    let r = unsafe { libc::getsockopt(fd, level, name, v.as_mut_ptr() as *mut libc::c_void, &mut l) };
+    if r < 0 {
+        0
+    } else {
+        v[0]
+    }
+}
+
+/// The kernel takes only TX timestamps out of a socket's error queue and
+/// leaves the rest for the program; recvmsg(MSG_ERRQUEUE) takes whatever
+/// is at the head. So the engine reads the queue only where nothing else
+/// can be in it: no IP_RECVERR or IPV6_RECVERR (ICMP and local errors)
+/// and no SO_ZEROCOPY (send completions).
+fn errqueue_shared(fd: i32) -> bool {
+    opt(fd, libc::SOL_IP, libc::IP_RECVERR) != 0
+        || opt(fd, libc::SOL_IPV6, libc::IPV6_RECVERR) != 0
+        || opt(fd, libc::SOL_SOCKET, SO_ZEROCOPY) != 0
+}
+
+/// SOCKET_URING_OP_TX_TIMESTAMP: multishot; each TX timestamp of the
+/// socket's error queue becomes a 32-byte CQE with F_MORE (the key in
+/// res, the type and the hardware bit in flags, the time in the second
+/// half); then it waits, edge-triggered, for the next EPOLLERR wake-up,
+/// as the kernel's poll arm does, until cancelled.
+fn tx_timestamp(ctx: &Ctx, req: ReqPtr) -> Issued {
+    // SAFETY: issue functions own their request.
+    let r = unsafe { req.get() };
+    if errqueue_shared(r.file) {
+        return Issued::Done(-libc::EOPNOTSUPP, 0);
+    }
+    // Task work in the kernel: a DEFER_TASKRUN ring shows these CQEs only
+    // once the submitter waits (as poll.rs does for its first CQE).
+    ts_post(ctx, r);
+    if r.flags & super::req::rf::OWN_FILE == 0 {
+        let d = os::dup(r.file);
+        if d < 0 {
+            return Issued::Done(d, 0);
+        }
+        r.file = d;
+        r.flags |= super::req::rf::OWN_FILE;
+    }
+    match super::readiness::arm(ctx, req, (libc::EPOLLERR | libc::EPOLLET) as u32) {
+        Ok(()) => Issued::Queued,
+        Err(e) => Issued::Done(e, 0),
+    }
+}
+
+/// The socket reported EPOLLERR: post what its error queue holds. (Only
+/// the timestamp command waits in the set; any other is issued again.)
+fn ts_event(ctx: &Ctx, req: ReqPtr, _: u32) {
+    // SAFETY: the server won the request's state: it is ours.
+    let r = unsafe { req.get() };
+    if r.sqe.off as u32 != SOCKET_URING_OP_TX_TIMESTAMP {
+        return super::req::issue(ctx, req, Mode::Reactor);
+    }
+    // Turned on since: the queue is the program's again.
+    if errqueue_shared(r.file) {
+        return super::req::complete(ctx, req, -libc::EOPNOTSUPP, 0, Mode::Reactor);
+    }
+    ts_post(ctx, r);
+    ctx.list(req, super::req::st::ARMED);
+}
+
+/// Reads the TX timestamps off the error queue and posts them, while the
+/// CQ has room for them (the kernel leaves the rest queued).
+fn ts_post(ctx: &Ctx, r: &Req) {
+    let fd = r.file;
+    let tsflags = opt(fd, libc::SOL_SOCKET, SO_TIMESTAMPING_OLD) as u32;
+    // Without OPT_TSONLY a timestamp carries its packet, and the kernel
+    // posts none of those: it leaves the queue alone.
+    if tsflags & libc::SOF_TIMESTAMPING_OPT_TSONLY == 0 {
+        return;
+    }
+    let f32 = if ctx.flags & IORING_SETUP_CQE_MIXED != 0 { IORING_CQE_F_32 } else { 0 };
+    loop {
+        if !ctx.room_for(&Cqe::new(0, 0, f32)) {
+            return;
+        }
+        let mut ctl = [0u64; 128];
+        // SAFETY: msghdr is plain data; all-zero is a valid empty header.
+        let mut msg: libc::msghdr = unsafe { core::mem::zeroed() };
+        msg.msg_control = ctl.as_mut_ptr() as *mut libc::c_void;
+        msg.msg_controllen = core::mem::size_of_val(&ctl);
+        // SAFETY: a header with no data buffer and a live control buffer.
+        let n = unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT) };
+        if n < 0 {
+            return;
+        }
+        if n > 0 || msg.msg_flags & libc::MSG_TRUNC != 0 {
+            // A packet queued before OPT_TSONLY was set: dropped where the
+            // kernel leaves it (docs/engine.md, limits).
+            continue;
+        }
+        if let Some(c) = ts_cqe(&msg, tsflags, r.sqe.user_data, f32) {
+            ctx.post_more(c, Mode::Reactor);
+        }
+    }
+}
+
+/// The CQE for one error-queue entry, if it is a TX timestamp with a time
+/// the socket's flags report (software first, then raw hardware).
+fn ts_cqe(msg: &libc::msghdr, tsflags: u32, user_data: u64, f32: u32) -> Option<Cqe> {
+    let (mut ee, mut ts) = (None, None);
+    // SAFETY: `msg` was filled by recvmsg; the CMSG_* walk stays inside
+    // its control buffer, and each payload is read unaligned at its size.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(msg);
+        while !c.is_null() {
+            let (level, ty, data) = ((*c).cmsg_level, (*c).cmsg_type, libc::CMSG_DATA(c));
+            let len = (*c).cmsg_len as usize - (data as usize - c as usize);
+            if (level == libc::SOL_IP && ty == libc::IP_RECVERR || level == libc::SOL_IPV6 && ty == libc::IPV6_RECVERR)
+                && len >= core::mem::size_of::<libc::sock_extended_err>()
+            {
+                ee = Some(core::ptr::read_unaligned(data as *const libc::sock_extended_err));
+            } else if level == libc::SOL_SOCKET
+                && (ty == SO_TIMESTAMPING_OLD || ty == SO_TIMESTAMPING_NEW)
+                && len >= 3 * core::mem::size_of::<[i64; 2]>()
+            {
+                ts = Some(core::ptr::read_unaligned(data as *const [[i64; 2]; 3]));
+            }
+            c = libc::CMSG_NXTHDR(msg, c);
+        }
+    }
+    let (ee, ts) = (ee?, ts?);
+    if ee.ee_errno != libc::ENOMSG as u32 || ee.ee_origin != libc::SO_EE_ORIGIN_TIMESTAMPING {
+        return None;
+    }
+    let set = |t: [i64; 2]| t != [0, 0];
+    let (t, hw) = if tsflags & libc::SOF_TIMESTAMPING_SOFTWARE != 0 && set(ts[0]) {
+        (ts[0], 0)
+    } else if tsflags & libc::SOF_TIMESTAMPING_RAW_HARDWARE != 0 && set(ts[2]) {
+        (ts[2], IORING_CQE_F_TSTAMP_HW)
+    } else {
+        return None;
+    };
+    let flags = IORING_CQE_F_MORE | f32 | hw | ee.ee_info << IORING_TIMESTAMP_TYPE_SHIFT;
+    Some(Cqe { user_data, res: ee.ee_data as i32, flags, big: [t[0] as u64, t[1] as u64] })
+}
+
+pub(crate) const URING_CMD: OpDef =
+    OpDef { prep: cmd_prep, issue: cmd_issue, ioprio: true, ready: Some(ts_event), ..FILE_OP };
