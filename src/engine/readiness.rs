@@ -140,14 +140,23 @@ impl Readiness {
         }
     }
 
+    /// As `claim`, but false too if no request waits in the set.
+    pub(crate) fn claim_armed(&self) -> bool {
+        self.try_claim(true)
+    }
+
     /// Makes the calling thread the set's server; false if the set does not
     /// exist yet or another thread serves it.
     pub(crate) fn claim(&self) -> bool {
+        self.try_claim(false)
+    }
+
+    fn try_claim(&self, armed_only: bool) -> bool {
         if self.epfd.load(Ordering::Acquire) < 0 {
             return false;
         }
         let mut s = self.state.lock();
-        if s.serving {
+        if s.serving || (armed_only && s.armed == 0) {
             return false;
         }
         s.serving = true;

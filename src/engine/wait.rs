@@ -180,11 +180,12 @@ fn wait<'a>(ctx: &'a Ctx, min: u32, flags: u32, w: &WaitArgs, serving: &mut Opti
     if ctx.flags & IORING_SETUP_DEFER_TASKRUN != 0 && !issuer_ok(ctx) {
         return -libc::EEXIST;
     }
-    // The kernel queues task work inside the wake-up, so an enter for
-    // no CQE (io_uring_get_events) runs that of every wake-up before it.
-    // Here the ones nobody looked at yet are still in the readiness set:
-    // one look at it turns them into task work first.
-    if min == 0 && ctx.flags & IORING_SETUP_DEFER_TASKRUN != 0 && serving.is_none() && ctx.ready.claim() {
+    // The kernel queues task work inside the wake-up and runs it by the
+    // time an enter for no CQE (io_uring_get_events) returns, so such an
+    // enter sees every wake-up before it. Here the ones the reactor has
+    // not looked at yet are still in the readiness set: one look at it
+    // turns them into completions (or task work) first.
+    if min == 0 && serving.is_none() && ctx.ready.claim_armed() {
         let _claim = Serving(ctx);
         ctx.ready.serve(ctx, Some(0), None);
     }
