@@ -527,15 +527,19 @@ static void test_direct_out_of_table(void)
 	low = lowest_free();
 	sqe = io_uring_get_sqe(&ring);
 	io_uring_prep_openat_direct(sqe, AT_FDCWD, path, O_RDWR, 0, 0);
+	sqe->user_data = 0;
 	sqe = io_uring_get_sqe(&ring);
 	io_uring_prep_socket_direct(sqe, AF_UNIX, SOCK_STREAM, 0, 1, 0);
+	sqe->user_data = 1;
 	sqe = io_uring_get_sqe(&ring);
 	io_uring_prep_pipe_direct(sqe, pipe_fds, 0, 2);
+	sqe->user_data = 2;
 	CHECK_EQ(io_uring_submit(&ring), 3, "submit");
 	for (int i = 0; i < 3; i++) {
 		CHECK_EQ(io_uring_wait_cqe(&ring, &cqe), 0, "wait_cqe");
 		/* PIPE came in 6.16: -EINVAL before it. */
-		CHECK(cqe->res == 0 || (i == 2 && cqe->res == -EINVAL), "direct op %d: %d", i, cqe->res);
+		CHECK(cqe->res == 0 || (cqe->user_data == 2 && cqe->res == -EINVAL), "direct op %llu: %d",
+		      (unsigned long long)cqe->user_data, cqe->res);
 		io_uring_cqe_seen(&ring, cqe);
 	}
 	CHECK_EQ(lowest_free(), low, "lowest free number after direct opens");
