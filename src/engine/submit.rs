@@ -140,6 +140,9 @@ pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
             done += 1;
         }
         publish(pos.wrapping_add(1 + wide as u32));
+        if !fd_neutral(sqe.opcode) {
+            ctx.forget_submit_files();
+        }
         if submit_one(ctx, &mut st, &sqe, &mut chain, wide).is_err() && ctx.flags & IORING_SETUP_SUBMIT_ALL == 0 {
             break;
         }
@@ -156,6 +159,14 @@ pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
     }
     ctx.ready.end_submit(ctx);
     done as i32
+}
+
+/// Ops that neither close nor open an fd, so that the call's shared dups
+/// (`Ctx::submit_file`) stay valid across them.
+fn fd_neutral(op: u8) -> bool {
+    use crate::sys::{IORING_OP_FADVISE, IORING_OP_FALLOCATE, IORING_OP_FSYNC, IORING_OP_SYNC_FILE_RANGE};
+    opdef::get(op).hash.is_some()
+        || matches!(op, IORING_OP_NOP | IORING_OP_FSYNC | IORING_OP_FALLOCATE | IORING_OP_SYNC_FILE_RANGE | IORING_OP_FADVISE)
 }
 
 /// CQEs of requests completed inline without a request (simple reads and
