@@ -219,6 +219,9 @@ pub(crate) struct Ctx {
     /// `req::SharedFile`); `submit_files_used` once any is kept.
     pub submit_files: Mutex<alloc::vec::Vec<alloc::sync::Arc<super::req::SharedFile>>>,
     pub submit_files_used: AtomicBool,
+    /// Short waits in a row: at `wait::SPIN_AFTER`, a waiter looks at the
+    /// CQ a while before it sleeps (`wait::spin`).
+    pub wait_spin: AtomicU32,
     /// Absolute wait timeouts count in CLOCK_BOOTTIME (IORING_REGISTER_CLOCK).
     pub clock_boottime: AtomicBool,
     /// Registered credentials (IORING_REGISTER_PERSONALITY).
@@ -336,6 +339,7 @@ impl Ctx {
             submit_creds_used: AtomicBool::new(false),
             submit_files: Mutex::new(alloc::vec::Vec::new()),
             submit_files_used: AtomicBool::new(false),
+            wait_spin: AtomicU32::new(0),
             personalities: Mutex::new(super::creds::Personalities::new()),
             napi: Mutex::new(super::napi::Napi::new()),
             ready: super::readiness::Readiness::new(),
@@ -348,8 +352,6 @@ impl Ctx {
         self.fd.load(Ordering::Acquire)
     }
 
-    /// The ring is dead for engine fds lost (see `epoch`).
-    #[inline]
     /// The dup of program fd `fd` that the requests of the calling
     /// thread's submit call to this ring share (a fresh one outside such
     /// a call). Within one call the program cannot have closed the fd and
@@ -398,6 +400,8 @@ impl Ctx {
         }
     }
 
+    /// The ring is dead for engine fds lost (see `epoch`).
+    #[inline]
     pub(crate) fn is_lost(&self) -> bool {
         self.epoch != os::epoch()
     }

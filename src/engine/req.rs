@@ -41,7 +41,7 @@ pub(crate) mod st {
 /// Request flags (`Req::flags`).
 pub(crate) mod rf {
     /// `file` is a dup the request closes when freed (`put_file`), or
-    /// one it shares with others of its submit call (`Req::shared`).
+    /// one it shares with others of its submit call (`SharedFile`).
     pub const OWN_FILE: u32 = 1 << 0;
     /// Failed at submission; `res` holds the error its CQE reports.
     pub const FAIL: u32 = 1 << 1;
