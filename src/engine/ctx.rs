@@ -390,13 +390,19 @@ impl Ctx {
     /// Drops the submit call's shared dups from the cache (their requests
     /// keep theirs): at the end of the call, and before an SQE that may
     /// close an fd or open one.
+    #[inline]
     pub(crate) fn forget_submit_files(&self) {
         if self.submit_files_used.load(Ordering::Relaxed) {
-            self.submit_files_used.store(false, Ordering::Relaxed);
-            let old = core::mem::take(&mut *self.submit_files.lock());
-            for s in old {
-                super::req::put_shared(self, s);
-            }
+            self.forget_submit_files_now();
+        }
+    }
+
+    #[inline(never)]
+    fn forget_submit_files_now(&self) {
+        self.submit_files_used.store(false, Ordering::Relaxed);
+        let old = core::mem::take(&mut *self.submit_files.lock());
+        for s in old {
+            super::req::put_shared(self, s);
         }
     }
 

@@ -140,9 +140,6 @@ pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
             done += 1;
         }
         publish(pos.wrapping_add(1 + wide as u32));
-        if !fd_neutral(sqe.opcode) {
-            ctx.forget_submit_files();
-        }
         if submit_one(ctx, &mut st, &sqe, &mut chain, wide).is_err() && ctx.flags & IORING_SETUP_SUBMIT_ALL == 0 {
             break;
         }
@@ -331,6 +328,9 @@ unsafe fn plain_nop(p: *const io_uring_sqe) -> Option<u64> {
 /// One SQE: validate, prep, and place it in a chain or queue it.
 /// `wide`: a 128-byte SQE of an SQE_MIXED ring that got its second slot.
 fn submit_one(ctx: &Ctx, st: &mut SubmitState, sqe: &Sqe, chain: &mut Option<Chain>, wide: bool) -> Result<(), ()> {
+    if !fd_neutral(sqe.opcode) {
+        ctx.forget_submit_files();
+    }
     let id = st.next_id;
     st.next_id += 1;
     let req = req::alloc(ctx, sqe, id);
