@@ -219,8 +219,8 @@ pub(crate) struct Ctx {
     /// `req::SharedFile`); `submit_files_used` once any is kept.
     pub submit_files: Mutex<alloc::vec::Vec<alloc::sync::Arc<super::req::SharedFile>>>,
     pub submit_files_used: AtomicBool,
-    /// Short waits in a row: at `wait::SPIN_AFTER`, a waiter looks at the
-    /// CQ a while before it sleeps (`wait::spin`).
+    /// How often waits were short lately: from `wait::SPIN_AFTER`, a
+    /// waiter looks at the CQ a while before it sleeps (`wait::spin`).
     pub wait_spin: AtomicU32,
     /// Absolute wait timeouts count in CLOCK_BOOTTIME (IORING_REGISTER_CLOCK).
     pub clock_boottime: AtomicBool,

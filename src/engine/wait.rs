@@ -264,7 +264,7 @@ fn wait<'a>(ctx: &'a Ctx, min: u32, flags: u32, w: &WaitArgs, serving: &mut Opti
             // Sleeps this short, in a row, make the next wait spin first.
             let c = ctx.wait_spin.load(Ordering::Relaxed);
             let short = os::now_ns() - slept < SPIN_NS;
-            ctx.wait_spin.store(if short { (c + 1).min(SPIN_AFTER) } else { 0 }, Ordering::Relaxed);
+            ctx.wait_spin.store(if short { (c + 1).min(SPIN_MAX) } else { 0 }, Ordering::Relaxed);
         }
     };
     drop(waiter);
@@ -279,18 +279,21 @@ fn wait<'a>(ctx: &'a Ctx, min: u32, flags: u32, w: &WaitArgs, serving: &mut Opti
 /// requests that have been completing that fast: about what a futex sleep
 /// and wake-up cost the two threads on this machine.
 const SPIN_NS: u64 = 10_000;
-/// Short sleeps or spins that found their CQE, in a row, before a wait
-/// spins.
-const SPIN_AFTER: u32 = 2;
+/// The spin score (`Ctx::wait_spin`): a short sleep or a spin that found
+/// its CQE adds one (up to `SPIN_MAX`), a spin that found none takes
+/// `SPIN_MISS`, a longer sleep clears it; waits spin from `SPIN_AFTER`.
+const SPIN_AFTER: u32 = 4;
+const SPIN_MAX: u32 = 8;
+const SPIN_MISS: u32 = 3;
 
 /// Looks at the CQ for up to `SPIN_NS` (not past `deadline`) before the
-/// caller sleeps, when a worker is busy and this ring's last waits ended
-/// sooner than that: a worker then posts without a futex wake, and
+/// caller sleeps, when workers are at work (none being woken, which the
+/// spin could keep off this CPU) and this ring's waits have mostly been
+/// shorter than that: a worker then posts without a futex wake, and
 /// neither thread pays a context switch (a buffered write's worth of
-/// time). True if `reached` came true meanwhile; a spin that ends empty
-/// turns spinning off until sleeps are short again.
+/// time). True if `reached` came true meanwhile.
 fn spin(ctx: &Ctx, reached: &dyn Fn() -> bool, deadline: Option<u64>) -> bool {
-    if ctx.wait_spin.load(Ordering::Relaxed) < SPIN_AFTER || super::io_wq::idle() || os::cpus() < 2 {
+    if ctx.wait_spin.load(Ordering::Relaxed) < SPIN_AFTER || !super::io_wq::working() || os::cpus() < 2 {
         return false;
     }
     let end = os::now_ns() + SPIN_NS;
@@ -300,10 +303,13 @@ fn spin(ctx: &Ctx, reached: &dyn Fn() -> bool, deadline: Option<u64>) -> bool {
             core::hint::spin_loop();
         }
         if reached() {
+            let c = ctx.wait_spin.load(Ordering::Relaxed);
+            ctx.wait_spin.store((c + 1).min(SPIN_MAX), Ordering::Relaxed);
             return true;
         }
         if os::now_ns() >= end {
-            ctx.wait_spin.store(0, Ordering::Relaxed);
+            let c = ctx.wait_spin.load(Ordering::Relaxed);
+            ctx.wait_spin.store(c.saturating_sub(SPIN_MISS), Ordering::Relaxed);
             return false;
         }
     }
