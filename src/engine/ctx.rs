@@ -374,12 +374,7 @@ impl Ctx {
         // Looked at once, on the dup: only regular files are shared (never
         // armed on the readiness set, which registers fds by number).
         let (kind, key) = super::rw::file_hash(d);
-        let s = alloc::sync::Arc::new(super::req::SharedFile {
-            app: fd,
-            fd: d,
-            kind,
-            key,
-        });
+        let s = alloc::sync::Arc::new(super::req::SharedFile { app: fd, fd: d, kind, key });
         if cached && kind & super::rw::HASH_REG != 0 {
             self.submit_files.lock().push(s.clone());
             self.submit_files_used.store(true, Ordering::Relaxed);

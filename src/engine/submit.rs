@@ -163,7 +163,10 @@ pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
 fn fd_neutral(op: u8) -> bool {
     use crate::sys::{IORING_OP_FADVISE, IORING_OP_FALLOCATE, IORING_OP_FSYNC, IORING_OP_SYNC_FILE_RANGE};
     opdef::get(op).hash.is_some()
-        || matches!(op, IORING_OP_NOP | IORING_OP_FSYNC | IORING_OP_FALLOCATE | IORING_OP_SYNC_FILE_RANGE | IORING_OP_FADVISE)
+        || matches!(
+            op,
+            IORING_OP_NOP | IORING_OP_FSYNC | IORING_OP_FALLOCATE | IORING_OP_SYNC_FILE_RANGE | IORING_OP_FADVISE
+        )
 }
 
 /// CQEs of requests completed inline without a request (simple reads and

@@ -213,7 +213,10 @@ fn wait<'a>(ctx: &'a Ctx, min: u32, flags: u32, w: &WaitArgs, serving: &mut Opti
         .map(|d| min_deadline.map_or(d, |m| d.max(m)));
     let target = ctx.word(off::CQ_HEAD).load(Ordering::Acquire).wrapping_add(min);
     let reached = || (ctx.word(off::CQ_TAIL).load(Ordering::Acquire).wrapping_sub(target) as i32) >= 0;
-    if sig.is_none() && serving.is_none() && ctx.flags & IORING_SETUP_DEFER_TASKRUN == 0 && spin(ctx, &reached, deadline)
+    if sig.is_none()
+        && serving.is_none()
+        && ctx.flags & IORING_SETUP_DEFER_TASKRUN == 0
+        && spin(ctx, &reached, deadline)
     {
         return 0;
     }
