@@ -381,6 +381,7 @@ impl<'a> Batch<'a> {
 impl Drop for Batch<'_> {
     fn drop(&mut self) {
         self.0.in_submit.store(0, Ordering::Relaxed);
+        self.0.forget_submit_files();
         if self.0.submit_creds_used.load(Ordering::Relaxed) {
             self.0.submit_creds_used.store(false, Ordering::Relaxed);
             self.0.submit_creds.lock().take();

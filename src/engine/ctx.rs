@@ -226,6 +226,13 @@ pub(crate) struct Ctx {
     pub in_submit: AtomicUsize,
     pub submit_creds: Mutex<Option<alloc::sync::Arc<super::creds::Creds>>>,
     pub submit_creds_used: AtomicBool,
+    /// The dups that call's requests share, one per fd (see
+    /// `req::SharedFile`); `submit_files_used` once any is kept.
+    pub submit_files: Mutex<alloc::vec::Vec<alloc::sync::Arc<super::req::SharedFile>>>,
+    pub submit_files_used: AtomicBool,
+    /// How often waits were short lately: from `wait::SPIN_AFTER`, a
+    /// waiter looks at the CQ a while before it sleeps (`wait::spin`).
+    pub wait_spin: AtomicU32,
     /// Absolute wait timeouts count in CLOCK_BOOTTIME (IORING_REGISTER_CLOCK).
     pub clock_boottime: AtomicBool,
     /// Registered credentials (IORING_REGISTER_PERSONALITY).
@@ -281,9 +288,7 @@ impl Inner {
         for r in self.armed.iter() {
             // SAFETY: only this thread exists; the copy is ours to read.
             let q = unsafe { r.get() };
-            if q.flags & super::req::rf::OWN_FILE != 0 {
-                super::fileref::close_file(q.file);
-            }
+            super::req::put_file(ctx, q);
         }
         super::fork::keep(core::mem::replace(self, Inner::new()));
         self.cq_tail = ctx.word(off::CQ_TAIL).load(Ordering::Acquire);
@@ -350,6 +355,9 @@ impl Ctx {
             in_submit: core::sync::atomic::AtomicUsize::new(0),
             submit_creds: super::lock::Mutex::new(None),
             submit_creds_used: AtomicBool::new(false),
+            submit_files: Mutex::new(alloc::vec::Vec::new()),
+            submit_files_used: AtomicBool::new(false),
+            wait_spin: AtomicU32::new(0),
             personalities: Mutex::new(super::creds::Personalities::new()),
             napi: Mutex::new(super::napi::Napi::new()),
             ready: super::readiness::Readiness::new(),
@@ -360,6 +368,55 @@ impl Ctx {
     /// The ring fd's current number.
     pub(crate) fn fd(&self) -> i32 {
         self.fd.load(Ordering::Acquire)
+    }
+
+    /// The dup of program fd `fd` that the requests of the calling
+    /// thread's submit call to this ring share (a fresh one outside such
+    /// a call). Within one call the program cannot have closed the fd and
+    /// opened another file there, unless an SQE of the call did that: the
+    /// submitter forgets the call's dups before any SQE that could
+    /// (`forget_submit_files`); another thread's close() may as well have
+    /// come after the call.
+    pub(crate) fn submit_file(&self, fd: i32) -> Result<alloc::sync::Arc<super::req::SharedFile>, i32> {
+        // SAFETY: pthread_self has no preconditions.
+        let cached = self.in_submit.load(Ordering::Relaxed) == unsafe { libc::pthread_self() } as usize;
+        if cached {
+            if let Some(s) = self.submit_files.lock().iter().find(|s| s.app == fd) {
+                return Ok(s.clone());
+            }
+        }
+        let d = super::fileref::dup_file(fd);
+        if d < 0 {
+            return Err(d);
+        }
+        // Looked at once, on the dup: only regular files are shared (never
+        // armed on the readiness set, which registers fds by number).
+        let (kind, key) = super::rw::file_hash(d);
+        let s = alloc::sync::Arc::new(super::req::SharedFile { app: fd, fd: d, kind, key });
+        if cached && kind & super::rw::HASH_REG != 0 {
+            self.submit_files.lock().push(s.clone());
+            self.submit_files_used.store(true, Ordering::Relaxed);
+        }
+        Ok(s)
+    }
+
+    /// Drops the submit call's shared dups from the cache (their requests
+    /// keep theirs): at the end of the call, and before an SQE that may
+    /// close an fd or open one.
+    #[inline]
+    pub(crate) fn forget_submit_files(&self) {
+        if self.submit_files_used.load(Ordering::Relaxed) {
+            self.forget_submit_files_now();
+        }
+    }
+
+    #[inline(never)]
+    fn forget_submit_files_now(&self) {
+        self.submit_files_used.store(false, Ordering::Relaxed);
+        let old = core::mem::take(&mut *self.submit_files.lock());
+        for s in old {
+            super::req::put_shared(self, s);
+        }
     }
 
     /// The ring is dead for engine fds lost (see `epoch`).

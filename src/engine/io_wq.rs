@@ -112,6 +112,9 @@ static AFFINITY_USED: AtomicBool = AtomicBool::new(false);
 /// Requests queued or running on workers (`queued` + `running`), for
 /// `idle` to read without the lock.
 static ACTIVE: AtomicU32 = AtomicU32::new(0);
+/// Idle workers woken, and workers spawned, that have not yet looked for
+/// work (`woken` + `starting`), for `working` to read without the lock.
+static COMING: AtomicU32 = AtomicU32::new(0);
 /// Bumped to wake idle workers.
 static WAKE: AtomicU32 = AtomicU32::new(0);
 /// Set when idle workers should leave now.
@@ -193,10 +196,12 @@ fn kick(p: &mut Pool, c: Class) -> Kick {
     }
     if p.idle > p.woken {
         p.woken += 1;
+        publish_coming(p);
         Kick::Wake
     } else if p.workers < total_cap(p) {
         p.workers += 1;
         p.starting += 1;
+        publish_coming(p);
         Kick::Spawn
     } else {
         Kick::None
@@ -215,6 +220,7 @@ fn do_kick(k: Kick) {
                 let mut p = POOL.lock();
                 p.workers -= 1;
                 p.starting -= 1;
+                publish_coming(&p);
                 if p.workers == 0 {
                     // No thread at all can be had: run the queue right
                     // here rather than lose the work.
@@ -265,6 +271,18 @@ fn push(p: &mut Pool, req: ReqPtr, key: Option<u64>, front: bool) {
 
 fn publish(p: &Pool) {
     ACTIVE.store(p.queued + p.running.len() as u32, Ordering::Relaxed);
+}
+
+fn publish_coming(p: &Pool) {
+    COMING.store(p.woken + p.starting, Ordering::Relaxed);
+}
+
+/// Whether some worker runs or waits for a request and none is being
+/// woken or started (a hint: it may change at once). A thread waiting for
+/// their CQEs may then spin (`wait::spin`) without keeping a worker it
+/// just woke from the CPU.
+pub(crate) fn working() -> bool {
+    ACTIVE.load(Ordering::Relaxed) != 0 && COMING.load(Ordering::Relaxed) == 0
 }
 
 /// Whether no worker runs or waits for a request (a hint: it may change
@@ -613,6 +631,7 @@ extern "C" fn worker_main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
         let work = next_work(&mut p, tid);
         if starting {
             p.starting -= 1;
+            publish_coming(&p);
             starting = false;
         }
         if let Some(r) = work {
@@ -644,6 +663,7 @@ extern "C" fn worker_main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
         // Whatever woke it, one claimed wake-up is used up: `woken` never
         // exceeds the idle workers.
         p.woken = p.woken.saturating_sub(1);
+        publish_coming(&p);
         if r == -libc::ETIMEDOUT && p.queue.is_empty() {
             break;
         }
@@ -702,6 +722,7 @@ pub(crate) unsafe fn after_fork_child() {
     p.idle = 0;
     p.woken = 0;
     p.starting = 0;
+    COMING.store(0, Ordering::Relaxed);
     // The parent's workers and their timers did not come along.
     p.running.clear();
     TIMERS.store(0, Ordering::SeqCst);

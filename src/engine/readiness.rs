@@ -476,12 +476,7 @@ pub(crate) fn bury(ctx: &Ctx, r: ReqPtr) {
     // SAFETY: the caller owns the request and gives it up here.
     let q = unsafe { r.get() };
     disarm(q);
-    if q.flags & rf::OWN_FILE != 0 {
-        if !ctx.is_lost() {
-            super::fileref::close_file(q.file);
-        }
-        q.file = -1;
-    }
+    req::put_file(ctx, q);
     let mut s = ctx.ready.state.lock();
     s.armed -= 1;
     if s.serving {

@@ -40,7 +40,8 @@ pub(crate) mod st {
 
 /// Request flags (`Req::flags`).
 pub(crate) mod rf {
-    /// `file` is a dup the request closes when freed.
+    /// `file` is a dup the request closes when freed (`put_file`), or
+    /// one it shares with others of its submit call (`SharedFile`).
     pub const OWN_FILE: u32 = 1 << 0;
     /// Failed at submission; `res` holds the error its CQE reports.
     pub const FAIL: u32 = 1 << 1;
@@ -193,6 +194,19 @@ pub(crate) struct Req {
     pub io: OpData,
 }
 
+/// One dup of a program's fd for every request of a submit call that
+/// names that fd and goes to a worker (`detach`): a dup, and the fstat
+/// and F_GETFL that find its hash key, per call and fd rather than per
+/// request. The last request to let go closes it (`put_file`).
+pub(crate) struct SharedFile {
+    /// The program's fd number it was taken from.
+    pub app: i32,
+    pub fd: i32,
+    /// What `rw::file_hash` found of it: `rw::HASH_*` bits and the key.
+    pub kind: u32,
+    pub key: u64,
+}
+
 // Per-request state stays small (the issue asks for at most 192 bytes).
 const _: () = assert!(core::mem::size_of::<Req>() <= 192);
 
@@ -243,10 +257,7 @@ pub(crate) fn free(ctx: &Ctx, req: ReqPtr) {
         // event batch; it also unregisters the file before closing it.
         super::readiness::bury(ctx, req);
     } else {
-        // A lost ring's dups may be the application's files by now.
-        if r.flags & rf::OWN_FILE != 0 && !ctx.is_lost() {
-            super::fileref::close_file(r.file);
-        }
+        put_file(ctx, r);
         // SAFETY: allocated by `alloc` through Box and owned by us.
         drop(unsafe { Box::from_raw(req.0.as_ptr()) });
     }
@@ -254,6 +265,35 @@ pub(crate) fn free(ctx: &Ctx, req: ReqPtr) {
     // ring dying before it reads the count (both SeqCst).
     if ctx.users.fetch_sub(1, Ordering::SeqCst) == 1 && ctx.dying.load(Ordering::SeqCst) {
         super::lock::futex_wake(&ctx.users, i32::MAX);
+    }
+}
+
+/// Lets go of the request's own dup of its file (`rf::OWN_FILE`), if it
+/// has one. Every close of a request's dup goes through `close_dup`; a
+/// shared dup is closed by the last request (or submit call) holding it.
+pub(crate) fn put_file(ctx: &Ctx, r: &mut Req) {
+    if r.flags & rf::OWN_FILE == 0 {
+        return;
+    }
+    r.flags &= !rf::OWN_FILE;
+    let fd = core::mem::replace(&mut r.file, -1);
+    match super::rw::take_shared(r) {
+        None => close_dup(ctx, fd),
+        Some(s) => put_shared(ctx, s),
+    }
+}
+
+/// Drops one hold of a shared dup, closing it with the last.
+pub(crate) fn put_shared(ctx: &Ctx, s: alloc::sync::Arc<SharedFile>) {
+    if let Some(s) = alloc::sync::Arc::into_inner(s) {
+        close_dup(ctx, s.fd);
+    }
+}
+
+fn close_dup(ctx: &Ctx, fd: i32) {
+    // A lost ring's dups may be the application's files by now.
+    if !ctx.is_lost() {
+        super::fileref::close_file(fd);
     }
 }
 
@@ -677,6 +717,20 @@ fn detach(ctx: &Ctx, req: ReqPtr, mode: Mode) -> bool {
             return false;
         }
     }
+    if r.file >= 0 && r.flags & rf::OWN_FILE == 0 && mode == Mode::Inline && shares_file(r) {
+        match ctx.submit_file(r.file) {
+            Ok(s) => {
+                r.file = s.fd;
+                super::rw::set_shared(r, s);
+                r.flags |= rf::OWN_FILE;
+                return true;
+            }
+            Err(e) => {
+                complete(ctx, req, e, 0, mode);
+                return false;
+            }
+        }
+    }
     if let Err(e) = take_file(r) {
         complete(ctx, req, e, 0, mode);
         return false;
@@ -696,6 +750,13 @@ pub(crate) fn take_file(r: &mut Req) -> Result<(), i32> {
         r.flags |= rf::OWN_FILE;
     }
     Ok(())
+}
+
+/// Whether a request going to a worker may share its dup with the rest of
+/// its submit call: reads and writes of a program's regular file (never
+/// armed on the readiness set, which registers fds by number).
+fn shares_file(r: &Req) -> bool {
+    r.sqe.fd == r.file && !r.sqe.has(IOSQE_FIXED_FILE) && super::rw::shareable(r)
 }
 
 /// Sends a request that would block to where it can wait: the reactor for

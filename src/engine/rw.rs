@@ -41,6 +41,9 @@ pub(crate) struct RwData {
     stream: bool,
     /// The provided buffer the request reads into (IOSQE_BUFFER_SELECT).
     sel: Option<Pick>,
+    /// The dup in `file` when the requests of its submit call that name
+    /// the same fd share it (`req::SharedFile`).
+    shared: Option<alloc::sync::Arc<super::req::SharedFile>>,
 }
 
 // SAFETY: the iovecs describe caller memory the request is allowed to
@@ -116,7 +119,7 @@ fn prep(ctx: &Ctx, r: &mut Req) -> Result<(), i32> {
         os::copy_from_user(&mut iov as *mut libc::iovec as *mut u8, r.sqe.addr, core::mem::size_of::<libc::iovec>())?;
         r.sqe.len = iov.iov_len as u32;
     }
-    r.io = OpData::Rw(RwData { iov: None, done: 0, stream: false, sel: None });
+    r.io = OpData::Rw(RwData { iov: None, done: 0, stream: false, sel: None, shared: None });
     if matches!(op, IORING_OP_READV_FIXED | IORING_OP_WRITEV_FIXED) {
         r.flags |= rf::STABLE;
         stabilize(r)?;
@@ -255,21 +258,55 @@ pub(crate) fn hash_key(r: &mut Req) -> Option<u64> {
         -1 => r.sqe.fd,
         fd => fd,
     };
+    // A dup shared within a submit call was looked at when it was made.
+    let (kind, key) = match &r.io {
+        OpData::Rw(RwData { shared: Some(s), .. }) if s.fd == fd => (s.kind, s.key),
+        _ => file_hash(fd),
+    };
+    // Only a dup stays the same file until the worker runs the request.
+    if kind & HASH_REG != 0 && r.flags & rf::OWN_FILE != 0 {
+        r.flags |= rf::REG;
+    }
+    (kind & HASHED != 0).then_some(key)
+}
+
+/// `file_hash` bits: a regular file, a buffered one (hashed).
+pub(crate) const HASH_REG: u32 = 1;
+pub(crate) const HASHED: u32 = 2;
+
+/// What `hash_key` needs of `fd`: `HASH_*` bits and the inode key.
+pub(crate) fn file_hash(fd: i32) -> (u32, u64) {
     // SAFETY: an all-zero stat is valid; fstat fills it.
     let mut st: libc::stat = unsafe { core::mem::zeroed() };
     // SAFETY: live stat buffer.
     if unsafe { libc::fstat(fd, &mut st) } < 0 || st.st_mode & libc::S_IFMT != libc::S_IFREG {
-        return None;
-    }
-    // Only a dup stays the same file until the worker runs the request.
-    if r.flags & rf::OWN_FILE != 0 {
-        r.flags |= rf::REG;
+        return (0, 0);
     }
     // SAFETY: F_GETFL only reads the file's status flags.
     if unsafe { libc::fcntl(fd, libc::F_GETFL) } & libc::O_DIRECT != 0 {
-        return None;
+        return (HASH_REG, 0);
     }
-    Some(st.st_ino ^ st.st_dev.rotate_left(40))
+    (HASH_REG | HASHED, st.st_ino ^ st.st_dev.rotate_left(40))
+}
+
+/// Whether a read or write may share a dup of its file (`set_shared`):
+/// one of a regular file or block device (a hint, see `file_kind`;
+/// `Ctx::submit_file` looks for itself).
+pub(crate) fn shareable(r: &Req) -> bool {
+    matches!(r.io, OpData::Rw(_)) && file_kind(r.file) & K_REG != 0
+}
+
+/// Gives the request (`shareable`) its hold of a shared dup.
+pub(crate) fn set_shared(r: &mut Req, s: alloc::sync::Arc<super::req::SharedFile>) {
+    data(r).shared = Some(s);
+}
+
+/// Takes the request's hold of a shared dup, if it has one.
+pub(crate) fn take_shared(r: &mut Req) -> Option<alloc::sync::Arc<super::req::SharedFile>> {
+    match &mut r.io {
+        OpData::Rw(d) => d.shared.take(),
+        _ => None,
+    }
 }
 
 /// Regular files and block devices, whose short transfers mean "not all

@@ -160,6 +160,17 @@ pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
     done as i32
 }
 
+/// Ops that neither close nor open an fd, so that the call's shared dups
+/// (`Ctx::submit_file`) stay valid across them.
+fn fd_neutral(op: u8) -> bool {
+    use crate::sys::{IORING_OP_FADVISE, IORING_OP_FALLOCATE, IORING_OP_FSYNC, IORING_OP_SYNC_FILE_RANGE};
+    opdef::get(op).hash.is_some()
+        || matches!(
+            op,
+            IORING_OP_NOP | IORING_OP_FSYNC | IORING_OP_FALLOCATE | IORING_OP_SYNC_FILE_RANGE | IORING_OP_FADVISE
+        )
+}
+
 /// CQEs of requests completed inline without a request (simple reads and
 /// writes), posted together: each two words as the CQ holds them.
 struct Batch {
@@ -322,6 +333,9 @@ unsafe fn plain_nop(p: *const io_uring_sqe) -> Option<u64> {
 /// One SQE: validate, prep, and place it in a chain or queue it.
 /// `wide`: a 128-byte SQE of an SQE_MIXED ring that got its second slot.
 fn submit_one(ctx: &Ctx, st: &mut SubmitState, sqe: &Sqe, chain: &mut Option<Chain>, wide: bool) -> Result<(), ()> {
+    if !fd_neutral(sqe.opcode) {
+        ctx.forget_submit_files();
+    }
     let id = st.next_id;
     st.next_id += 1;
     let req = req::alloc(ctx, sqe, id);

@@ -221,6 +221,14 @@ fn wait<'a>(ctx: &'a Ctx, min: u32, flags: u32, w: &WaitArgs, serving: &mut Opti
         .map(|t| if flags & IORING_ENTER_ABS_TIMER != 0 { abs_deadline(ctx, t) } else { start.saturating_add(t) })
         .map(|d| min_deadline.map_or(d, |m| d.max(m)));
     let target = ctx.word(off::CQ_HEAD).load(Ordering::Acquire).wrapping_add(min);
+    let reached = || (ctx.word(off::CQ_TAIL).load(Ordering::Acquire).wrapping_sub(target) as i32) >= 0;
+    if sig.is_none()
+        && serving.is_none()
+        && ctx.flags & IORING_SETUP_DEFER_TASKRUN == 0
+        && spin(ctx, &reached, deadline)
+    {
+        return 0;
+    }
     let start_tail = ctx.word(off::CQ_TAIL).load(Ordering::Acquire);
     let timeouts = ctx.timeouts_fired.load(Ordering::Acquire);
     let mut waiter = super::waiter::Waiter::new(ctx, sig.as_ref(), serving.is_some());
@@ -259,9 +267,16 @@ fn wait<'a>(ctx: &'a Ctx, min: u32, flags: u32, w: &WaitArgs, serving: &mut Opti
             (Some(d), Some(m)) => Some(d.min(m)),
             (d, m) => d.or(m),
         };
+        let slept = os::now_ns();
         let r = waiter.sleep(seq, until);
         if r == -libc::EINTR {
             break -libc::EINTR;
+        }
+        if reached() {
+            // Sleeps this short, in a row, make the next wait spin first.
+            let c = ctx.wait_spin.load(Ordering::Relaxed);
+            let short = os::now_ns() - slept < SPIN_NS;
+            ctx.wait_spin.store(if short { (c + 1).min(SPIN_MAX) } else { 0 }, Ordering::Relaxed);
         }
     };
     drop(waiter);
@@ -269,6 +284,46 @@ fn wait<'a>(ctx: &'a Ctx, min: u32, flags: u32, w: &WaitArgs, serving: &mut Opti
         0
     } else {
         ret
+    }
+}
+
+/// How long a waiter looks at the CQ before it sleeps, while workers run
+/// requests that have been completing that fast: about what a futex sleep
+/// and wake-up cost the two threads on this machine.
+const SPIN_NS: u64 = 10_000;
+/// The spin score (`Ctx::wait_spin`): a short sleep or a spin that found
+/// its CQE adds one (up to `SPIN_MAX`), a spin that found none takes
+/// `SPIN_MISS`, a longer sleep clears it; waits spin from `SPIN_AFTER`.
+const SPIN_AFTER: u32 = 4;
+const SPIN_MAX: u32 = 8;
+const SPIN_MISS: u32 = 3;
+
+/// Looks at the CQ for up to `SPIN_NS` (not past `deadline`) before the
+/// caller sleeps, when workers are at work (none being woken, which the
+/// spin could keep off this CPU) and this ring's waits have mostly been
+/// shorter than that: a worker then posts without a futex wake, and
+/// neither thread pays a context switch (a buffered write's worth of
+/// time). True if `reached` came true meanwhile.
+fn spin(ctx: &Ctx, reached: &dyn Fn() -> bool, deadline: Option<u64>) -> bool {
+    if ctx.wait_spin.load(Ordering::Relaxed) < SPIN_AFTER || !super::io_wq::working() || os::cpus() < 2 {
+        return false;
+    }
+    let end = os::now_ns() + SPIN_NS;
+    let end = deadline.map_or(end, |d| d.min(end));
+    loop {
+        for _ in 0..64 {
+            core::hint::spin_loop();
+        }
+        if reached() {
+            let c = ctx.wait_spin.load(Ordering::Relaxed);
+            ctx.wait_spin.store((c + 1).min(SPIN_MAX), Ordering::Relaxed);
+            return true;
+        }
+        if os::now_ns() >= end {
+            let c = ctx.wait_spin.load(Ordering::Relaxed);
+            ctx.wait_spin.store(c.saturating_sub(SPIN_MISS), Ordering::Relaxed);
+            return false;
+        }
     }
 }
 
