@@ -18,9 +18,10 @@
 //!
 //! glibc applies set*id() to every thread through a signal (SIGSETXID)
 //! and aborts the process when the threads' results differ. A worker keeps
-//! that signal blocked while it wears other credentials, so the process's
-//! change lands on the worker's own ones once the op is over: a privilege
-//! drop is final on engine threads too, and never aborts the process.
+//! that signal blocked from its credential check to the op's end, so the
+//! process's change lands on the worker's own ones once the op is over: a
+//! privilege drop is final on engine threads too, a raise never reaches an
+//! op submitted before it, and the process is never aborted.
 
 use alloc::collections::BTreeMap;
 use alloc::sync::Arc;
@@ -299,8 +300,15 @@ fn ids_are(k: &Creds) -> Result<bool, i32> {
 }
 
 /// Runs `f` with credentials `c`, on a worker; -EPERM or the like if the
-/// worker cannot take them on.
-pub(crate) fn with<T>(c: &Creds, f: impl FnOnce() -> T) -> Result<T, i32> {
+/// worker cannot take them on. With `hold`, SIGSETXID stays blocked from
+/// the check to the end of `f` even when no switch is needed: a set*id()
+/// of the program's landing in between would otherwise run the op with
+/// the program's new credentials (raised ones included), not its
+/// submitter's. Without it (an op that may wait on a pipe, socket or
+/// terminal for as long as it likes, holding up the program's set*id()
+/// that long) it is blocked only while other credentials are worn.
+pub(crate) fn with<T>(c: &Creds, hold: bool, f: impl FnOnce() -> T) -> Result<T, i32> {
+    let _held = hold.then(SetxidBlock::new);
     if own_is(c)? {
         return Ok(f());
     }

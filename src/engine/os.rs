@@ -288,6 +288,17 @@ pub(crate) fn ident(fd: i32) -> Result<(u64, u64), i32> {
     Ok((st.st_dev as u64, st.st_ino as u64))
 }
 
+/// The file's type bits (S_IFMT), or 0 if fstat fails.
+pub(crate) fn file_type(fd: i32) -> u32 {
+    // SAFETY: an all-zero stat is valid; fstat fills it.
+    let mut st: libc::stat = unsafe { core::mem::zeroed() };
+    // SAFETY: live stat buffer.
+    if unsafe { libc::fstat(fd, &mut st) } < 0 {
+        return 0;
+    }
+    st.st_mode & libc::S_IFMT
+}
+
 /// Whether fds `a` and `b` are the same open file description (a dup of
 /// each other), exactly: kcmp, else (kcmp refused, as container profiles
 /// do) whether toggling O_APPEND, which an eventfd ignores, on `b` shows

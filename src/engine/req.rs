@@ -13,8 +13,8 @@ use core::ptr::NonNull;
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use super::ctx::{Cqe, Ctx};
-use super::io_wq;
 use super::opdef;
+use super::{io_wq, os};
 use crate::sys::flat_sqe::Sqe;
 use crate::sys::{
     IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_TASKRUN_FLAG, IORING_SQ_TASKRUN, IOSQE_ASYNC, IOSQE_CQE_SKIP_SUCCESS,
@@ -680,7 +680,12 @@ fn issue_as(ctx: &Ctx, req: ReqPtr, mode: Mode, def: &opdef::OpDef) -> Issued {
     let r = unsafe { req.get() };
     match r.creds.clone().filter(|_| def.creds) {
         None => (def.issue)(ctx, req, mode),
-        Some(c) => super::creds::with(&c, || (def.issue)(ctx, req, mode)).unwrap_or_else(|e| Issued::Done(e, 0)),
+        Some(c) => {
+            let hold = r.file < 0
+                || r.flags & rf::REG != 0
+                || !matches!(os::file_type(r.file), libc::S_IFIFO | libc::S_IFSOCK | libc::S_IFCHR);
+            super::creds::with(&c, hold, || (def.issue)(ctx, req, mode)).unwrap_or_else(|e| Issued::Done(e, 0))
+        }
     }
 }
 

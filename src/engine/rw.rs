@@ -164,17 +164,6 @@ pub(crate) const RW: OpDef = OpDef {
 };
 pub(crate) const RW_BUFSEL: OpDef = OpDef { buffer_select: true, creds: false, ..RW };
 
-/// The file's type bits (S_IFMT), or 0 if fstat fails.
-fn file_type(fd: i32) -> u32 {
-    // SAFETY: an all-zero stat is valid; fstat fills it.
-    let mut st: libc::stat = unsafe { core::mem::zeroed() };
-    // SAFETY: live stat buffer.
-    if unsafe { libc::fstat(fd, &mut st) } < 0 {
-        return 0;
-    }
-    st.st_mode & libc::S_IFMT
-}
-
 /// What `file_kind` learned of an fd: the fd number (high half), uses
 /// left before it looks again (bits 4..32), buffered writes refuse
 /// RWF_NOWAIT (bit 3: ext4's do), a regular file or block device (bit 2),
@@ -312,7 +301,7 @@ pub(crate) fn take_shared(r: &mut Req) -> Option<alloc::sync::Arc<super::req::Sh
 /// Regular files and block devices, whose short transfers mean "not all
 /// cached yet" rather than "that is all there is".
 fn complete_io(fd: i32) -> bool {
-    matches!(file_type(fd), libc::S_IFREG | libc::S_IFBLK)
+    matches!(os::file_type(fd), libc::S_IFREG | libc::S_IFBLK)
 }
 
 /// One preadv2/pwritev2 over what is left of the request.
@@ -461,7 +450,7 @@ fn issue_rw(r: &mut Req, mode: Mode) -> Issued {
     }
     let blocking = mode == Mode::Worker
         && !user_nowait
-        && (r.flags & rf::REG != 0 || !matches!(file_type(r.file), libc::S_IFIFO | libc::S_IFSOCK | libc::S_IFCHR));
+        && (r.flags & rf::REG != 0 || !matches!(os::file_type(r.file), libc::S_IFIFO | libc::S_IFSOCK | libc::S_IFCHR));
     let ret = transfer(r, !blocking);
     if !blocking && !user_nowait {
         if ret == -(libc::EAGAIN as isize) {
@@ -473,7 +462,7 @@ fn issue_rw(r: &mut Req, mode: Mode) -> Issued {
             return Issued::Again;
         }
         if ret == -(libc::EOPNOTSUPP as isize) {
-            let ty = file_type(r.file);
+            let ty = os::file_type(r.file);
             if matches!(ty, libc::S_IFIFO | libc::S_IFSOCK | libc::S_IFCHR) {
                 // A pollable file without non-blocking support (ttys and
                 // other character devices; pipes splice used): as the
