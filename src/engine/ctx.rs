@@ -935,8 +935,11 @@ impl Ctx {
         fence(Ordering::SeqCst);
         self.efd_op(os::eventfd_drain);
         // A CQE posted meanwhile may have seen the flag still set and
-        // skipped its signal: signal again for it.
-        if self.cq_ready() != 0 {
+        // skipped its signal; or its poster saw it clear, set it and
+        // signalled just before the drain took that away (its CQE may be
+        // consumed already). Either way signal again: the flag set with
+        // the fd drained would let every later CQE skip its signal.
+        if self.cq_ready() != 0 || self.fd_signalled.load(Ordering::SeqCst) {
             self.fd_signalled.store(true, Ordering::SeqCst);
             self.efd_op(os::eventfd_signal);
             return true;
