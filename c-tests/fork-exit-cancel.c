@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A forked child submits requests to the ring it shares with its parent
+ * and then leaves while they are in flight: (a) by _exit(), (b) by
+ * exec'ing a trivial program. The kernel cancels a task's requests when
+ * it execs, and the CQEs land in the shared CQ: the parent, which never
+ * submitted them, gets each one, once, and does not hang. Checked:
+ *  - a read on a pipe only the child has, a poll on it: -ECANCELED;
+ *  - a pipe read guarded by a link timeout: both -ECANCELED;
+ *  - a timeout that expired before the child left: its -ETIME only;
+ *  - (b) a timeout: -ECANCELED; a timeout linked to a NOP: both
+ *    -ECANCELED; a timeout with IOSQE_CQE_SKIP_SUCCESS linked to a NOP:
+ *    the timeout -ECANCELED, the NOP no CQE at all.
+ * At exit the kernel cancels only what must run again in the task (the
+ * pipe's requests, woken as the exit closes the pipe, end -ECANCELED);
+ * timeouts run on until they fire, so (a) submits none (the engine
+ * cancels them at once: docs/engine.md, limits).
+ */
+#include <poll.h>
+#include <sys/wait.h>
+#include "liburing.h"
+#include "test-util.h"
+
+enum { UD_READ = 1, UD_TIMEOUT, UD_POLL, UD_LINK_HEAD, UD_LINK_NOP,
+       UD_SKIP_HEAD, UD_SKIP_NOP, UD_LT_READ, UD_LT, UD_EXPIRED, UD_MAX };
+
+/* What the parent must see for each user_data (0: no CQE). */
+static const int want[UD_MAX] = {
+	[UD_READ] = -ECANCELED, [UD_TIMEOUT] = -ECANCELED,
+	[UD_POLL] = -ECANCELED, [UD_LINK_HEAD] = -ECANCELED,
+	[UD_LINK_NOP] = -ECANCELED, [UD_SKIP_HEAD] = -ECANCELED,
+	[UD_SKIP_NOP] = 0, [UD_LT_READ] = -ECANCELED, [UD_LT] = -ECANCELED,
+	[UD_EXPIRED] = -ETIME,
+};
+
+/* The requests (a) leaves out (see above). */
+static int timeout_kind(int ud)
+{
+	return ud == UD_TIMEOUT || (ud >= UD_LINK_HEAD && ud <= UD_SKIP_NOP);
+}
+
+static struct io_uring_sqe *get_sqe(struct io_uring *ring, uint64_t ud,
+				    unsigned flags)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+
+	if (!sqe)
+		_exit(2);
+	sqe->user_data = ud;
+	sqe->flags |= flags;
+	return sqe;
+}
+
+static void child(struct io_uring *ring, int how)
+{
+	static struct __kernel_timespec long_ts = { .tv_sec = 30 };
+	static struct __kernel_timespec short_ts = { .tv_nsec = 1000000 };
+	static char buf[2][16];
+	struct io_uring_sqe *sqe;
+	int p[2];
+
+	if (pipe(p))
+		_exit(3);
+	sqe = get_sqe(ring, UD_EXPIRED, 0);
+	io_uring_prep_timeout(sqe, &short_ts, 0, 0);
+	sqe = get_sqe(ring, UD_READ, 0);
+	io_uring_prep_read(sqe, p[0], buf[0], sizeof(buf[0]), 0);
+	sqe = get_sqe(ring, UD_POLL, 0);
+	io_uring_prep_poll_add(sqe, p[0], POLLIN);
+	if (how == 'a')
+		goto submit;
+	sqe = get_sqe(ring, UD_TIMEOUT, 0);
+	io_uring_prep_timeout(sqe, &long_ts, 0, 0);
+	sqe = get_sqe(ring, UD_LINK_HEAD, IOSQE_IO_LINK);
+	io_uring_prep_timeout(sqe, &long_ts, 0, 0);
+	sqe = get_sqe(ring, UD_LINK_NOP, 0);
+	io_uring_prep_nop(sqe);
+	sqe = get_sqe(ring, UD_SKIP_HEAD,
+		      IOSQE_IO_LINK | IOSQE_CQE_SKIP_SUCCESS);
+	io_uring_prep_timeout(sqe, &long_ts, 0, 0);
+	sqe = get_sqe(ring, UD_SKIP_NOP, 0);
+	io_uring_prep_nop(sqe);
+submit:
+	if (io_uring_submit(ring) != (how == 'a' ? 3 : 8))
+		_exit(4);
+	/* Separately, so that the ring has room for 8 SQEs only. */
+	sqe = get_sqe(ring, UD_LT_READ, IOSQE_IO_LINK);
+	io_uring_prep_read(sqe, p[0], buf[1], sizeof(buf[1]), 0);
+	sqe = get_sqe(ring, UD_LT, 0);
+	io_uring_prep_link_timeout(sqe, &long_ts, 0);
+	if (io_uring_submit(ring) != 2)
+		_exit(5);
+	/* Let the short timeout expire, without reaping its CQE. */
+	usleep(100 * 1000);
+	if (how == 'a')
+		_exit(0);
+	execl("/bin/true", "true", (char *)NULL);
+	_exit(6);
+}
+
+static void run(int how)
+{
+	struct io_uring ring;
+	struct io_uring_cqe *cqe;
+	int seen[UD_MAX] = { 0 }, got = 0, expect = 0, i, ret, status;
+	long long deadline;
+	pid_t pid;
+
+	for (i = 1; i < UD_MAX; i++)
+		expect += want[i] != 0 && !(how == 'a' && timeout_kind(i));
+	ret = io_uring_queue_init(8, &ring, 0);
+	CHECK_EQ(ret, 0, "queue_init");
+	pid = fork();
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0)
+		child(&ring, how);
+	CHECK_EQ(waitpid(pid, &status, 0), pid, "waitpid");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "(%c) child status %#x", how, status);
+	/* Everything expected, then a while longer for duplicates. */
+	deadline = tu_now_ns() + 10000000000LL;
+	for (;;) {
+		struct __kernel_timespec ts = { .tv_nsec = 200000000 };
+
+		ret = io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
+		if (ret == -ETIME) {
+			if (got >= expect)
+				break;
+			CHECK(tu_now_ns() < deadline,
+			      "(%c) %d of %d CQEs after 10 s", how, got,
+			      expect);
+			continue;
+		}
+		CHECK_EQ(ret, 0, "wait_cqe_timeout");
+		CHECK(cqe->user_data > 0 && cqe->user_data < UD_MAX,
+		      "(%c) stray CQE %llu", how,
+		      (unsigned long long)cqe->user_data);
+		i = (int)cqe->user_data;
+		CHECK(!seen[i], "(%c) CQE %d twice", how, i);
+		CHECK(want[i] != 0 && !(how == 'a' && timeout_kind(i)),
+		      "(%c) CQE %d (res %d) not submitted or skipped", how, i,
+		      cqe->res);
+		if (cqe->res != want[i])
+			FAIL("(%c) CQE %d: res %d, want %d", how, i, cqe->res,
+			     want[i]);
+		seen[i] = 1;
+		got++;
+		io_uring_cqe_seen(&ring, cqe);
+	}
+	CHECK_EQ(got, expect, "CQEs");
+	io_uring_queue_exit(&ring);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	tu_set_name(argv[0]);
+	if (access("/bin/true", X_OK))
+		SKIP("no /bin/true to exec");
+	run('a');
+	run('b');
+	tu_pass();
+	return T_EXIT_PASS;
+}
