@@ -2,7 +2,8 @@
 /*
  * A forked child submits requests to the ring it shares with its parent
  * and then leaves while they are in flight: (a) by _exit(), (b) by
- * exec'ing a trivial program. The kernel cancels a task's requests when
+ * exec'ing a trivial program; (c) the same as (b) with the roles swapped:
+ * a parent submits and execs, its forked child waits. The kernel cancels a task's requests when
  * it execs, and the CQEs land in the shared CQ: the parent, which never
  * submitted them, gets each one, once, and does not hang. Checked:
  *  - a read on a pipe only the child has, a poll on it: -ECANCELED;
@@ -98,31 +99,21 @@ submit:
 	_exit(6);
 }
 
-static void run(int how)
+/* The waiter's side: every CQE expected, once, then nothing more. */
+static void collect(struct io_uring *ring, int how)
 {
-	struct io_uring ring;
 	struct io_uring_cqe *cqe;
-	int seen[UD_MAX] = { 0 }, got = 0, expect = 0, i, ret, status;
+	int seen[UD_MAX] = { 0 }, got = 0, expect = 0, i, ret;
 	long long deadline;
-	pid_t pid;
 
 	for (i = 1; i < UD_MAX; i++)
 		expect += want[i] != 0 && !(how == 'a' && timeout_kind(i));
-	ret = io_uring_queue_init(8, &ring, 0);
-	CHECK_EQ(ret, 0, "queue_init");
-	pid = fork();
-	CHECK(pid >= 0, "fork: %s", strerror(errno));
-	if (pid == 0)
-		child(&ring, how);
-	CHECK_EQ(waitpid(pid, &status, 0), pid, "waitpid");
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	      "(%c) child status %#x", how, status);
 	/* Everything expected, then a while longer for duplicates. */
 	deadline = tu_now_ns() + 10000000000LL;
 	for (;;) {
 		struct __kernel_timespec ts = { .tv_nsec = 200000000 };
 
-		ret = io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
+		ret = io_uring_wait_cqe_timeout(ring, &cqe, &ts);
 		if (ret == -ETIME) {
 			if (got >= expect)
 				break;
@@ -145,10 +136,67 @@ static void run(int how)
 			     want[i]);
 		seen[i] = 1;
 		got++;
-		io_uring_cqe_seen(&ring, cqe);
+		io_uring_cqe_seen(ring, cqe);
 	}
 	CHECK_EQ(got, expect, "CQEs");
-	io_uring_queue_exit(&ring);
+	io_uring_queue_exit(ring);
+}
+
+static void run(int how)
+{
+	struct io_uring ring;
+	int ret, status;
+	pid_t pid;
+
+	ret = io_uring_queue_init(8, &ring, 0);
+	CHECK_EQ(ret, 0, "queue_init");
+	pid = fork();
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0)
+		child(&ring, how);
+	CHECK_EQ(waitpid(pid, &status, 0), pid, "waitpid");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "(%c) child status %#x", how, status);
+	collect(&ring, how);
+}
+
+/*
+ * (c): a submitter forks the waiter, then submits and execs; the waiter,
+ * reparented away from us, says through a pipe that it got everything.
+ */
+static void run_parent_leaves(void)
+{
+	struct io_uring ring;
+	int p[2], ret, status;
+	char c = 0;
+	pid_t pid, waiter;
+
+	CHECK(!pipe2(p, O_CLOEXEC), "pipe2: %s", strerror(errno));
+	pid = fork();
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(p[0]);
+		if (io_uring_queue_init(8, &ring, 0))
+			_exit(7);
+		waiter = fork();
+		if (waiter < 0)
+			_exit(8);
+		if (waiter == 0) {
+			collect(&ring, 'c');
+			if (write(p[1], "k", 1) != 1)
+				_exit(9);
+			_exit(0);
+		}
+		/* The waiter's pipe end goes with the exec. */
+		child(&ring, 'b');
+	}
+	close(p[1]);
+	CHECK_EQ(waitpid(pid, &status, 0), pid, "waitpid");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "(c) submitter status %#x", status);
+	ret = (int)read(p[0], &c, 1);
+	CHECK(ret == 1 && c == 'k', "(c) the waiter failed (see above)");
+	close(p[0]);
 }
 
 int main(int argc, char **argv)
@@ -159,6 +207,7 @@ int main(int argc, char **argv)
 		SKIP("no /bin/true to exec");
 	run('a');
 	run('b');
+	run_parent_leaves();
 	tu_pass();
 	return T_EXIT_PASS;
 }

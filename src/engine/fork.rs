@@ -155,6 +155,13 @@ extern "C" fn child() {
         // its hang-up is the parent's exit or exec. The new pipe is ours.
         os::close(MY_WR.swap(wr, Ordering::Relaxed));
         super::reactor::keep_death(MY_RD.swap(rd, Ordering::Relaxed), ME.swap(tok, Ordering::Relaxed));
+    } else {
+        // Shares no ring with the parent: not the parent, so none of its
+        // token and life pipe (`life_for_child` makes its own if it forks
+        // a ring later).
+        os::close(MY_WR.swap(-1, Ordering::Relaxed));
+        os::close(MY_RD.swap(-1, Ordering::Relaxed));
+        ME.store(0, Ordering::Relaxed);
     }
     table::each_held(|ctx, registered| {
         for l in locks(ctx) {
