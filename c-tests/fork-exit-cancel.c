@@ -3,7 +3,11 @@
  * A forked child submits requests to the ring it shares with its parent
  * and then leaves while they are in flight: (a) by _exit(), (b) by
  * exec'ing a trivial program; (c) the same as (b) with the roles swapped:
- * a parent submits and execs, its forked child waits. The kernel cancels a task's requests when
+ * a parent submits and execs, its forked child waits; (d) a child that
+ * keeps submitting short timeouts is killed at a random moment, perhaps
+ * while it posts: none of its timeouts ends twice (-ETIME, or -ECANCELED
+ * where the engine cancels it). The engine ends each; Linux 6.18 now and
+ * then loses one of a killed task's, so there that is not asserted. The kernel cancels a task's requests when
  * it execs, and the CQEs land in the shared CQ: the parent, which never
  * submitted them, gets each one, once, and does not hang. Checked:
  *  - a read on a pipe only the child has, a poll on it: -ECANCELED;
@@ -18,6 +22,8 @@
  * cancels them at once: docs/engine.md, limits).
  */
 #include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include "liburing.h"
 #include "test-util.h"
@@ -199,6 +205,100 @@ static void run_parent_leaves(void)
 	close(p[0]);
 }
 
+#define KILL_ROUNDS 20
+#define KILL_MAX 4096
+
+struct kill_shm {
+	/* Timeouts the child has submitted (user_data 1 to n). */
+	volatile unsigned submitted;
+	/* CQEs the parent has reaped. */
+	volatile unsigned reaped;
+};
+
+static void kill_child(struct io_uring *ring, struct kill_shm *shm)
+{
+	static struct __kernel_timespec ts[3] = {
+		{ .tv_nsec = 100000 }, { .tv_nsec = 1000000 },
+		{ .tv_nsec = 3000000 },
+	};
+	unsigned i;
+
+	for (i = 1; i < KILL_MAX; i++) {
+		struct io_uring_sqe *sqe;
+
+		/* At most 6 in flight: the CQ never overflows. */
+		while (i - 1 - shm->reaped >= 6)
+			usleep(100);
+		sqe = get_sqe(ring, i, 0);
+		io_uring_prep_timeout(sqe, &ts[i % 3], 0, 0);
+		if (io_uring_submit(ring) != 1)
+			_exit(10);
+		shm->submitted = i;
+	}
+	pause();
+	_exit(0);
+}
+
+static void run_killed(struct kill_shm *shm, unsigned round)
+{
+	static unsigned char seen[KILL_MAX + 1];
+	struct io_uring ring;
+	struct io_uring_cqe *cqe;
+	unsigned got = 0, n;
+	long long deadline, kill_at;
+	int ret, status, killed = 0;
+	pid_t pid;
+
+	memset(seen, 0, sizeof(seen));
+	shm->submitted = shm->reaped = 0;
+	ret = io_uring_queue_init(8, &ring, 0);
+	CHECK_EQ(ret, 0, "queue_init");
+	pid = fork();
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0)
+		kill_child(&ring, shm);
+	kill_at = tu_now_ns() + 5000000LL + (round * 7919 % 40) * 1000000LL;
+	deadline = tu_now_ns() + 10000000000LL;
+	for (;;) {
+		struct __kernel_timespec ts = { .tv_nsec = 1000000 };
+
+		if (!killed && tu_now_ns() >= kill_at) {
+			CHECK(!kill(pid, SIGKILL), "kill: %s", strerror(errno));
+			CHECK_EQ(waitpid(pid, &status, 0), pid, "waitpid");
+			CHECK(WIFSIGNALED(status), "(d) child status %#x",
+			      status);
+			killed = 1;
+			/* Long enough for any late CQE to show. */
+			kill_at = tu_now_ns() + 300000000LL;
+		}
+		n = shm->submitted;
+		if (killed && tu_now_ns() >= kill_at &&
+		    (got >= n || !tu_on_engine()))
+			break;
+		CHECK(tu_now_ns() < deadline, "(d) round %u: %u of %u CQEs "
+		      "after 10 s", round, got, n);
+		ret = io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
+		if (ret == -ETIME)
+			continue;
+		CHECK_EQ(ret, 0, "wait_cqe_timeout");
+		CHECK(cqe->user_data >= 1 && cqe->user_data < KILL_MAX,
+		      "(d) stray CQE %llu", (unsigned long long)cqe->user_data);
+		CHECK(!seen[cqe->user_data], "(d) round %u: CQE %llu twice",
+		      round, (unsigned long long)cqe->user_data);
+		CHECK(cqe->res == -ETIME || cqe->res == -ECANCELED,
+		      "(d) CQE %llu: res %d", (unsigned long long)cqe->user_data,
+		      cqe->res);
+		seen[cqe->user_data] = 1;
+		/* The one being submitted as the child died may come too. */
+		got += cqe->user_data <= shm->submitted;
+		io_uring_cqe_seen(&ring, cqe);
+		shm->reaped = shm->reaped + 1;
+	}
+	if (tu_on_engine())
+		CHECK_EQ(got, shm->submitted, "(d) CQEs");
+	io_uring_queue_exit(&ring);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -208,6 +308,16 @@ int main(int argc, char **argv)
 	run('a');
 	run('b');
 	run_parent_leaves();
+	{
+		struct kill_shm *shm = mmap(NULL, sizeof(*shm),
+					    PROT_READ | PROT_WRITE,
+					    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		unsigned round;
+
+		CHECK(shm != MAP_FAILED, "mmap: %s", strerror(errno));
+		for (round = 0; round < KILL_ROUNDS; round++)
+			run_killed(shm, round);
+	}
 	tu_pass();
 	return T_EXIT_PASS;
 }
