@@ -539,8 +539,11 @@ impl Ctx {
         let mut g = self.inner.lock();
         let x = self.forked.load(Ordering::Acquire);
         if x {
-            self.cq_xlock.lock();
+            let died = self.cq_xlock.lock();
             g.cq_tail = self.word(off::CQ_TAIL).load(Ordering::Acquire);
+            if died {
+                super::fork::holder_died(self, g.cq_tail);
+            }
         }
         CqGuard { g, x: x.then_some(&self.cq_xlock) }
     }
@@ -765,9 +768,13 @@ impl Ctx {
             for c in cqes {
                 self.fill(&mut inner, c);
             }
+            if rec != 0 {
+                super::fork::retiring(self, rec, inner.cq_tail);
+            }
             let n = self.commit(&mut inner, mode);
             if rec != 0 {
                 super::fork::unrecord(self, rec);
+                super::fork::retired(self);
             }
             n
         };

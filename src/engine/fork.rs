@@ -348,6 +348,9 @@ const _: () = assert!(NR_SLOTS < 1 << (32 - super::req::rf::XREC_SHIFT));
 /// recorded as it is submitted and leaves the table under the CQ lock
 /// with its last CQE, so that exactly one of its completion and a
 /// survivor's cancel posts for it. A full table records nothing more.
+/// Slot 0 is no request's: it names the one leaving with the CQEs the
+/// CQ lock's holder is publishing (`retiring`), so that whoever takes
+/// the lock from a holder that died tells whether its CQE got out.
 pub(crate) struct Records {
     slots: AtomicPtr<Slot>,
     /// Where this process looks for a free slot first.
@@ -414,6 +417,9 @@ pub(crate) fn record(ctx: &Ctx, user_data: u64, quiet: bool) -> u32 {
     let start = ctx.xrec.hint.load(Ordering::Relaxed) as usize;
     for k in 0..NR_SLOTS {
         let i = (start + k) % NR_SLOTS;
+        if i == 0 {
+            continue;
+        }
         let s = &slots[i];
         if s.owner.load(Ordering::Relaxed) == 0
             && s.owner.compare_exchange(0, me | FILLING, Ordering::Acquire, Ordering::Relaxed).is_ok()
@@ -433,6 +439,40 @@ pub(crate) fn record(ctx: &Ctx, user_data: u64, quiet: bool) -> u32 {
 pub(crate) fn unrecord(ctx: &Ctx, rec: u32) {
     if let Some(s) = ctx.xrec.slots().get(rec as usize - 1) {
         s.owner.store(0, Ordering::Release);
+    }
+}
+
+/// Under the CQ lock of a forked ring: the request recorded in `rec`
+/// leaves the table with CQEs that a CQ tail of `tail` publishes.
+pub(crate) fn retiring(ctx: &Ctx, rec: u32, tail: u32) {
+    if let Some(h) = ctx.xrec.slots().first() {
+        h.user_data.store(tail as u64, Ordering::Relaxed);
+        h.owner.store(ME.load(Ordering::Relaxed), Ordering::Relaxed);
+        h.quiet.store(rec, Ordering::Relaxed);
+    }
+}
+
+/// Ends `retiring`, under the same hold of the CQ lock.
+pub(crate) fn retired(ctx: &Ctx) {
+    if let Some(h) = ctx.xrec.slots().first() {
+        h.quiet.store(0, Ordering::Relaxed);
+    }
+}
+
+/// The CQ lock was taken from a holder that died holding it, with the CQ
+/// tail it published at `tail`: if it died retiring a request whose CQE
+/// is out, its slot goes, so that no survivor posts for it again; if its
+/// CQE is not out, a survivor cancels it.
+pub(crate) fn holder_died(ctx: &Ctx, tail: u32) {
+    let slots = ctx.xrec.slots();
+    let Some(h) = slots.first() else { return };
+    let rec = h.quiet.swap(0, Ordering::Relaxed) as usize;
+    let Some(s) = rec.checked_sub(1).and_then(|i| slots.get(i)) else { return };
+    if tail.wrapping_sub(h.user_data.load(Ordering::Relaxed) as u32) as i32 >= 0 {
+        // The slot may be free again, or another's: only the dead
+        // holder's goes.
+        let dead = h.owner.load(Ordering::Relaxed);
+        let _ = s.owner.compare_exchange(dead, 0, Ordering::AcqRel, Ordering::Relaxed);
     }
 }
 
@@ -459,7 +499,8 @@ pub(crate) fn bury(tok: u32) {
         }
         let n = {
             let mut inner = ctx.lock_cq();
-            for s in slots {
+            // Slot 0 is the table's own (see `Records`).
+            for s in &slots[1..] {
                 let o = s.owner.load(Ordering::Acquire);
                 if o & !FILLING != tok {
                     continue;
