@@ -29,7 +29,7 @@
 
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
-use super::ctx::{Ctx, Cqe};
+use super::ctx::{Cqe, Ctx};
 use super::req::Mode;
 use super::{os, table};
 use crate::sys::IORING_SETUP_SINGLE_ISSUER;
@@ -260,7 +260,11 @@ static NEXT: [AtomicI32; 3] = [AtomicI32::new(0), AtomicI32::new(-1), AtomicI32:
 static FAMILY: AtomicPtr<AtomicU32> = AtomicPtr::new(core::ptr::null_mut());
 
 fn take_next() -> (u32, i32, i32) {
-    (NEXT[0].swap(0, Ordering::Relaxed) as u32, NEXT[1].swap(-1, Ordering::Relaxed), NEXT[2].swap(-1, Ordering::Relaxed))
+    (
+        NEXT[0].swap(0, Ordering::Relaxed) as u32,
+        NEXT[1].swap(-1, Ordering::Relaxed),
+        NEXT[2].swap(-1, Ordering::Relaxed),
+    )
 }
 
 /// A new token of the family, or 0 if its page cannot be made.

@@ -1,7 +1,8 @@
 //! The reactor: one thread per process that waits, on epoll, for the
 //! readiness sets of rings nobody is waiting on (see `readiness.rs`: poll
 //! requests, reads and writes that would block on pipes, sockets, ttys)
-//! and, on a timerfd, for timeouts. It also resets ring fds once their CQ
+//! and, on a timerfd, for timeouts, and for the hang-up of the life pipes
+//! of processes sharing rings (`fork.rs`). It also resets ring fds once their CQ
 //! is drained. Started on first use; it stops when no engine ring is left
 //! and nothing is armed.
 
