@@ -149,6 +149,9 @@ pub(crate) struct Ctx {
     /// see it); in the engine's lock order it comes right after `inner`,
     /// and nothing is taken under it.
     pub cq_xlock: super::lock::SharedLock,
+    /// The requests its sharers have in flight, made with `cq_xlock`
+    /// (see `fork::Records`).
+    pub xrec: super::fork::Records,
     /// `fork::CHILD` or `fork::JOINED` in a child that took the ring over.
     pub fork_child: AtomicU8,
     /// The ring's index in the registry.
@@ -319,6 +322,7 @@ impl Ctx {
             fork_gen: AtomicU32::new(super::table::FORK_GEN.load(Ordering::Relaxed)),
             forked: AtomicBool::new(false),
             cq_xlock: super::lock::SharedLock::new(),
+            xrec: super::fork::Records::new(),
             fork_child: AtomicU8::new(0),
             handle: AtomicU32::new(0),
             rings: AtomicPtr::new(mem.rings),
@@ -592,8 +596,11 @@ impl Ctx {
         let mut g = self.inner.lock();
         let x = self.forked.load(Ordering::Acquire);
         if x {
-            self.cq_xlock.lock();
+            let died = self.cq_xlock.lock();
             g.cq_tail = self.word(off::CQ_TAIL).load(Ordering::Acquire);
+            if died {
+                super::fork::holder_died(self, g.cq_tail);
+            }
         }
         CqGuard { g, x: x.then_some(&self.cq_xlock) }
     }
@@ -791,17 +798,22 @@ impl Ctx {
 
     /// Posts CQEs in order and wakes whoever waits for them.
     pub(crate) fn post_all(&self, cqes: &[Cqe], mode: Mode) {
-        self.post_done(None, cqes, mode);
+        self.post_done(None, cqes, 0, mode);
     }
 
     /// `post_all` for a request that completes: it leaves the armed list
     /// (`unlist`) under the same hold of the lock as its CQEs go in, so a
     /// completion takes the lock once, and no canceller finds it listed
-    /// once its CQE is out.
-    pub(crate) fn post_done(&self, done: Option<super::req::ReqPtr>, cqes: &[Cqe], mode: Mode) {
+    /// once its CQE is out. `rec`: its slot in the forked ring's records
+    /// (0: none), which it leaves under the same hold, after its CQE is
+    /// published.
+    pub(crate) fn post_done(&self, done: Option<super::req::ReqPtr>, cqes: &[Cqe], rec: u32, mode: Mode) {
         if cqes.is_empty() {
             if let Some(req) = done {
                 self.unlist(req);
+            }
+            if rec != 0 {
+                super::fork::unrecord(self, rec);
             }
             return;
         }
@@ -813,7 +825,15 @@ impl Ctx {
             for c in cqes {
                 self.fill(&mut inner, c);
             }
-            self.commit(&mut inner, mode)
+            if rec != 0 {
+                super::fork::retiring(self, rec, inner.cq_tail);
+            }
+            let n = self.commit(&mut inner, mode);
+            if rec != 0 {
+                super::fork::unrecord(self, rec);
+                super::fork::retired(self);
+            }
+            n
         };
         if n != 0 {
             self.notify();

@@ -11,6 +11,12 @@
 //! - the child takes each ring over with fresh process-local state: none
 //!   of the parent's requests, no reactor or workers until it needs them.
 //!
+//! When a sharer exits or execs, the others post the CQEs the kernel's
+//! task cancellation would for the requests it had in flight
+//! (`Records`, `bury`): each process that shares a ring records its
+//! requests in a shared table, and holds the only write end of a
+//! close-on-exec "life pipe" whose hang-up the others' reactors watch.
+//!
 //! An SQPOLL ring keeps its one SQ thread, in the parent: it runs what the
 //! child queues too, with the parent's fds, as the kernel's does.
 //!
@@ -21,10 +27,11 @@
 //! registered files and buffers, provided buffers, and CQEs held back in
 //! overflow.
 
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
-use super::ctx::Ctx;
-use super::table;
+use super::ctx::{Cqe, Ctx};
+use super::req::Mode;
+use super::{os, table};
 use crate::sys::IORING_SETUP_SINGLE_ISSUER;
 
 static INSTALLED: AtomicBool = AtomicBool::new(false);
@@ -81,12 +88,16 @@ extern "C" fn prepare() {
     }
     // Rings this process only inherited stay as they are.
     table::hold_for_fork(ours);
+    let mut shared = false;
     table::each_held(|ctx, _| {
         // Without its shared CQ lock the ring is not the child's (see
         // `child`), and this process stays its only poster.
         if !ctx.cq_xlock.make() {
             return;
         }
+        // Without records, the sharers' exits post nothing for it.
+        ctx.xrec.make();
+        shared = true;
         // Posters read the flag under `inner`, which is taken below: any
         // that read it unset are done by then.
         ctx.forked.store(true, Ordering::SeqCst);
@@ -98,6 +109,9 @@ extern "C" fn prepare() {
     // taken against the order another thread takes them in.
     for class in 0..4 {
         table::each_held(|ctx, _| locks(ctx)[class].hold());
+    }
+    if shared {
+        life_for_child();
     }
     super::fileref::hold_for_fork();
 }
@@ -116,6 +130,12 @@ extern "C" fn parent() {
     });
     // SAFETY: `prepare` held the registry in this thread.
     unsafe { table::unhold_after_fork() };
+    // The child's life pipe: its write end is the child's alone.
+    let (tok, rd, wr) = take_next();
+    if tok != 0 {
+        os::close(wr);
+        super::reactor::watch_death(rd, tok);
+    }
 }
 
 extern "C" fn child() {
@@ -128,6 +148,20 @@ extern "C" fn child() {
         super::futex::after_fork_child();
         super::creds::after_fork_child();
         super::fileref::after_fork_child();
+    }
+    let (tok, rd, wr) = take_next();
+    if tok != 0 {
+        // The parent's life pipe: its write end stays the parent's alone,
+        // its hang-up is the parent's exit or exec. The new pipe is ours.
+        os::close(MY_WR.swap(wr, Ordering::Relaxed));
+        super::reactor::keep_death(MY_RD.swap(rd, Ordering::Relaxed), ME.swap(tok, Ordering::Relaxed));
+    } else {
+        // Shares no ring with the parent: not the parent, so none of its
+        // token and life pipe (`life_for_child` makes its own if it forks
+        // a ring later).
+        os::close(MY_WR.swap(-1, Ordering::Relaxed));
+        os::close(MY_RD.swap(-1, Ordering::Relaxed));
+        ME.store(0, Ordering::Relaxed);
     }
     table::each_held(|ctx, registered| {
         for l in locks(ctx) {
@@ -192,6 +226,8 @@ pub(crate) const JOINED: u8 = 2;
 pub(crate) fn join(ctx: &Ctx) {
     if ctx.fork_child.load(Ordering::Relaxed) == CHILD && ctx.fork_child.swap(JOINED, Ordering::SeqCst) == CHILD {
         ctx.word(super::ctx::off::X_PEERS).fetch_add(1, Ordering::SeqCst);
+        // The sharers' exits this process watches (see `child`).
+        super::reactor::start_for_deaths();
     }
 }
 
@@ -207,4 +243,284 @@ pub(crate) fn install() {
 /// Whether `ctx` belongs to this process.
 pub(crate) fn ours(ctx: &Ctx) -> bool {
     ctx.fork_gen.load(Ordering::Relaxed) == table::FORK_GEN.load(Ordering::Relaxed)
+}
+
+/// This process's token in its records (0: it never shared a ring), and
+/// its life pipe: the write end, close-on-exec, is held by this process
+/// only, so the read end, which the other sharers watch, hangs up when it
+/// exits or execs (a pidfd tells of exit only).
+static ME: AtomicU32 = AtomicU32::new(0);
+static MY_RD: AtomicI32 = AtomicI32::new(-1);
+static MY_WR: AtomicI32 = AtomicI32::new(-1);
+/// The token and life pipe made for the child of the fork under way
+/// (from `prepare` to the parent and child handlers).
+static NEXT: [AtomicI32; 3] = [AtomicI32::new(0), AtomicI32::new(-1), AtomicI32::new(-1)];
+/// The token counter, in a page shared by every process forked from the
+/// one that made it, so that tokens are unique among a ring's sharers.
+static FAMILY: AtomicPtr<AtomicU32> = AtomicPtr::new(core::ptr::null_mut());
+
+fn take_next() -> (u32, i32, i32) {
+    (
+        NEXT[0].swap(0, Ordering::Relaxed) as u32,
+        NEXT[1].swap(-1, Ordering::Relaxed),
+        NEXT[2].swap(-1, Ordering::Relaxed),
+    )
+}
+
+/// A new token of the family, or 0 if its page cannot be made.
+fn new_token() -> u32 {
+    let mut f = FAMILY.load(Ordering::Relaxed);
+    if f.is_null() {
+        // SAFETY: a fresh shared mapping touches no existing memory.
+        let Ok(p) = (unsafe {
+            crate::sys::mmap(
+                core::ptr::null_mut(),
+                crate::sys::mem::page_size(),
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        }) else {
+            return 0;
+        };
+        f = p as *mut AtomicU32;
+        FAMILY.store(f, Ordering::Relaxed);
+    }
+    // SAFETY: the page lives as long as the process; zeroed memory is a
+    // valid AtomicU32.
+    let t = unsafe { &*f }.fetch_add(1, Ordering::Relaxed).wrapping_add(1) & !FILLING;
+    t.max(1)
+}
+
+/// A close-on-exec pipe at engine numbers: (read end, write end).
+fn life_pipe() -> Option<(i32, i32)> {
+    let mut p = [-1i32; 2];
+    // SAFETY: pipe2 writes two fds into the array.
+    if unsafe { libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
+        return None;
+    }
+    Some((os::high(p[0]), os::high(p[1])))
+}
+
+/// In `prepare`: this process's token and life pipe if it has none yet,
+/// and the child's.
+fn life_for_child() {
+    if ME.load(Ordering::Relaxed) == 0 {
+        let t = new_token();
+        if t == 0 {
+            return;
+        }
+        let Some((rd, wr)) = life_pipe() else { return };
+        MY_RD.store(rd, Ordering::Relaxed);
+        MY_WR.store(wr, Ordering::Relaxed);
+        ME.store(t, Ordering::Relaxed);
+    }
+    let t = new_token();
+    if t == 0 {
+        return;
+    }
+    if let Some((rd, wr)) = life_pipe() {
+        NEXT[1].store(rd, Ordering::Relaxed);
+        NEXT[2].store(wr, Ordering::Relaxed);
+        NEXT[0].store(t as i32, Ordering::Relaxed);
+    }
+}
+
+/// One request in flight on a forked ring, in the table its sharers
+/// share: who submitted it and the CQE a cancel of it posts.
+#[repr(C)]
+struct Slot {
+    /// The submitter's token (`ME`); 0 when free, with `FILLING` while
+    /// being written.
+    owner: AtomicU32,
+    /// Nonzero: a cancel of it posts no CQE (a member of a chain whose
+    /// current request has IOSQE_CQE_SKIP_SUCCESS, as the kernel's
+    /// REQ_F_SKIP_LINK_CQES).
+    quiet: AtomicU32,
+    user_data: AtomicU64,
+}
+
+const FILLING: u32 = 1 << 31;
+const REC_BYTES: usize = 64 * 1024;
+const NR_SLOTS: usize = REC_BYTES / core::mem::size_of::<Slot>();
+// A slot + 1 fits in the request's flags (`rf::XREC_SHIFT`).
+const _: () = assert!(NR_SLOTS < 1 << (32 - super::req::rf::XREC_SHIFT));
+
+/// A forked ring's table of requests in flight (see `Slot`), made at its
+/// first fork: rings never forked pay nothing for it. A request is
+/// recorded as it is submitted and leaves the table under the CQ lock
+/// with its last CQE, so that exactly one of its completion and a
+/// survivor's cancel posts for it. A full table records nothing more.
+/// Slot 0 is no request's: it names the one leaving with the CQEs the
+/// CQ lock's holder is publishing (`retiring`), so that whoever takes
+/// the lock from a holder that died tells whether its CQE got out.
+pub(crate) struct Records {
+    slots: AtomicPtr<Slot>,
+    /// Where this process looks for a free slot first.
+    hint: AtomicU32,
+}
+
+impl Records {
+    pub(crate) const fn new() -> Records {
+        Records { slots: AtomicPtr::new(core::ptr::null_mut()), hint: AtomicU32::new(0) }
+    }
+
+    fn make(&self) {
+        if !self.slots.load(Ordering::Relaxed).is_null() {
+            return;
+        }
+        // SAFETY: a fresh shared mapping touches no existing memory.
+        if let Ok(p) = unsafe {
+            crate::sys::mmap(
+                core::ptr::null_mut(),
+                REC_BYTES,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        } {
+            // Published to other threads by `Ctx::forked`'s store.
+            self.slots.store(p as *mut Slot, Ordering::Relaxed);
+        }
+    }
+
+    fn slots(&self) -> &[Slot] {
+        let p = self.slots.load(Ordering::Acquire);
+        if p.is_null() {
+            return &[];
+        }
+        // SAFETY: `make` mapped NR_SLOTS zeroed slots (all atomics, valid
+        // at zero), which stay mapped until `unmap`, after the ring's last use.
+        unsafe { core::slice::from_raw_parts(p, NR_SLOTS) }
+    }
+
+    /// Unmaps this process's view of the table, if made.
+    ///
+    /// # Safety
+    /// Nobody in this process uses the table any more.
+    pub(crate) unsafe fn unmap(&self) {
+        let p = self.slots.swap(core::ptr::null_mut(), Ordering::Relaxed);
+        if !p.is_null() {
+            // SAFETY: the mapping `make` made; per the contract it is unused.
+            unsafe { crate::sys::munmap(p as *mut core::ffi::c_void, REC_BYTES) };
+        }
+    }
+}
+
+/// Records a request submitted on a forked ring; returns its slot + 1, or
+/// 0 if it is not recorded.
+#[cold]
+pub(crate) fn record(ctx: &Ctx, user_data: u64, quiet: bool) -> u32 {
+    let me = ME.load(Ordering::Relaxed);
+    let slots = ctx.xrec.slots();
+    if me == 0 || slots.is_empty() {
+        return 0;
+    }
+    let start = ctx.xrec.hint.load(Ordering::Relaxed) as usize;
+    for k in 0..NR_SLOTS {
+        let i = (start + k) % NR_SLOTS;
+        if i == 0 {
+            continue;
+        }
+        let s = &slots[i];
+        if s.owner.load(Ordering::Relaxed) == 0
+            && s.owner.compare_exchange(0, me | FILLING, Ordering::Acquire, Ordering::Relaxed).is_ok()
+        {
+            s.user_data.store(user_data, Ordering::Relaxed);
+            s.quiet.store(quiet as u32, Ordering::Relaxed);
+            s.owner.store(me, Ordering::Release);
+            ctx.xrec.hint.store(((i + 1) % NR_SLOTS) as u32, Ordering::Relaxed);
+            return i as u32 + 1;
+        }
+    }
+    0
+}
+
+/// The request recorded in `rec` is done: its last CQE is out (the caller
+/// holds the CQ lock) or none is owed.
+pub(crate) fn unrecord(ctx: &Ctx, rec: u32) {
+    if let Some(s) = ctx.xrec.slots().get(rec as usize - 1) {
+        s.owner.store(0, Ordering::Release);
+    }
+}
+
+/// Under the CQ lock of a forked ring: the request recorded in `rec`
+/// leaves the table with CQEs that a CQ tail of `tail` publishes.
+pub(crate) fn retiring(ctx: &Ctx, rec: u32, tail: u32) {
+    if let Some(h) = ctx.xrec.slots().first() {
+        h.user_data.store(tail as u64, Ordering::Relaxed);
+        h.owner.store(ME.load(Ordering::Relaxed), Ordering::Relaxed);
+        h.quiet.store(rec, Ordering::Relaxed);
+    }
+}
+
+/// Ends `retiring`, under the same hold of the CQ lock.
+pub(crate) fn retired(ctx: &Ctx) {
+    if let Some(h) = ctx.xrec.slots().first() {
+        h.quiet.store(0, Ordering::Relaxed);
+    }
+}
+
+/// The CQ lock was taken from a holder that died holding it, with the CQ
+/// tail it published at `tail`: if it died retiring a request whose CQE
+/// is out, its slot goes, so that no survivor posts for it again; if its
+/// CQE is not out, a survivor cancels it.
+pub(crate) fn holder_died(ctx: &Ctx, tail: u32) {
+    let slots = ctx.xrec.slots();
+    let Some(h) = slots.first() else { return };
+    let rec = h.quiet.swap(0, Ordering::Relaxed) as usize;
+    let Some(s) = rec.checked_sub(1).and_then(|i| slots.get(i)) else { return };
+    if tail.wrapping_sub(h.user_data.load(Ordering::Relaxed) as u32) as i32 >= 0 {
+        // The slot may be free again, or another's: only the dead
+        // holder's goes.
+        let dead = h.owner.load(Ordering::Relaxed);
+        let _ = s.owner.compare_exchange(dead, 0, Ordering::AcqRel, Ordering::Relaxed);
+    }
+}
+
+/// The request recorded in `rec` became its chain's current one: a cancel
+/// now posts its CQE.
+pub(crate) fn unquiet(ctx: &Ctx, rec: u32) {
+    if let Some(s) = ctx.xrec.slots().get(rec as usize - 1) {
+        s.quiet.store(0, Ordering::Relaxed);
+    }
+}
+
+/// The sharer with token `tok` exited or exec'd: posts, on every ring of
+/// this process it shared, -ECANCELED for each request it had in flight,
+/// as the kernel's cancellation of a dying task's requests does. Under
+/// the CQ lock, so that each is posted once, by whoever comes first.
+pub(crate) fn bury(tok: u32) {
+    table::each(|ctx| {
+        if !ours(ctx) || !ctx.forked.load(Ordering::Acquire) {
+            return;
+        }
+        let slots = ctx.xrec.slots();
+        if slots.is_empty() {
+            return;
+        }
+        let n = {
+            let mut inner = ctx.lock_cq();
+            // Slot 0 is the table's own (see `Records`).
+            for s in &slots[1..] {
+                let o = s.owner.load(Ordering::Acquire);
+                if o & !FILLING != tok {
+                    continue;
+                }
+                // One that died while filling a slot had not issued it.
+                if o == tok && s.quiet.load(Ordering::Relaxed) == 0 {
+                    let c = Cqe::new(s.user_data.load(Ordering::Relaxed), -libc::ECANCELED, 0);
+                    ctx.fill(&mut inner, &c);
+                }
+                s.owner.store(0, Ordering::Release);
+            }
+            ctx.commit(&mut inner, Mode::Reactor)
+        };
+        if n != 0 {
+            ctx.notify();
+        }
+        ctx.run_fired(Mode::Reactor);
+    });
 }

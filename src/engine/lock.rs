@@ -119,21 +119,22 @@ impl SharedLock {
     /// Takes the lock, which `make` made and published. A holder that died
     /// left what it guarded as it was when it died; the caller must not
     /// trust anything but what holders publish before they let go (see
-    /// `Ctx::lock_cq`).
+    /// `Ctx::lock_cq`). Returns true if the last holder died holding it.
     #[inline]
-    pub(crate) fn lock(&self) {
+    pub(crate) fn lock(&self) -> bool {
         let m = self.m.load(Ordering::Relaxed);
         // SAFETY: an initialised process-shared mutex in a live mapping.
         let r = unsafe { libc::pthread_mutex_lock(m) };
         if r == libc::EOWNERDEAD {
             // SAFETY: we hold it (EOWNERDEAD hands it over).
             unsafe { libc::pthread_mutex_consistent(m) };
-        } else {
-            // Every locker marks the mutex consistent, so it never becomes
-            // ENOTRECOVERABLE; a normal (not error-checking) mutex has no
-            // other failure.
-            debug_assert_eq!(r, 0);
+            return true;
         }
+        // Every locker marks the mutex consistent, so it never becomes
+        // ENOTRECOVERABLE; a normal (not error-checking) mutex has no
+        // other failure.
+        debug_assert_eq!(r, 0);
+        false
     }
 
     #[inline]

@@ -1,7 +1,8 @@
 //! The reactor: one thread per process that waits, on epoll, for the
 //! readiness sets of rings nobody is waiting on (see `readiness.rs`: poll
 //! requests, reads and writes that would block on pipes, sockets, ttys)
-//! and, on a timerfd, for timeouts. It also resets ring fds once their CQ
+//! and, on a timerfd, for timeouts, and for the hang-up of the life pipes
+//! of processes sharing rings (`fork.rs`). It also resets ring fds once their CQ
 //! is drained. Started on first use; it stops when no engine ring is left
 //! and nothing is armed.
 
@@ -17,6 +18,8 @@ const TAG_WAKE: u64 = 1;
 const TAG_TIMER: u64 = 2;
 /// A ring's readiness set; the ring's handle index is above the tag bits.
 const TAG_SET: u64 = 3;
+/// The read end of a sharer's life pipe (`fork.rs`), its fd above the tag bits.
+const TAG_DEATH: u64 = 4;
 /// How often drained rings have their fd reset (well under the 1 ms the
 /// readiness of an idle ring fd may lag).
 const TICK_NS: u64 = 400_000;
@@ -42,6 +45,9 @@ struct State {
     watched: Vec<u32>,
     /// Readiness sets registered.
     sets: u32,
+    /// Life pipes of processes sharing rings with this one (read end,
+    /// token): each hangs up when its process exits or execs.
+    deaths: Vec<(i32, u32)>,
     /// The `os::epoch` of the fds above.
     epoch: u32,
 }
@@ -56,6 +62,7 @@ static R: Mutex<State> = Mutex::new(State {
     armed_at: u64::MAX,
     watched: Vec::new(),
     sets: 0,
+    deaths: Vec::new(),
     epoch: 0,
 });
 
@@ -144,7 +151,15 @@ fn ensure(s: &mut State) -> Result<(), i32> {
     s.epoch = os::epoch();
     s.running = true;
     s.thread = Some(thread);
+    add_deaths(s);
     Ok(())
+}
+
+/// Puts the life pipes into a new epoll set.
+fn add_deaths(s: &State) {
+    for &(fd, _) in s.deaths.iter() {
+        ctl(s.epfd, libc::EPOLL_CTL_ADD, fd, libc::EPOLLIN as u32, TAG_DEATH | (fd as u64) << 3);
+    }
 }
 
 /// Engine fds were lost (`os::numbers_lost`), the reactor's among them or
@@ -158,6 +173,7 @@ fn recover(s: &mut State) {
     s.timerfd = timerfd;
     s.armed_at = u64::MAX;
     s.epoch = os::epoch();
+    add_deaths(s);
 }
 
 extern "C" fn main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
@@ -169,6 +185,10 @@ extern "C" fn main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
             if table::LIVE.load(Ordering::Acquire) == 0 && s.timers.is_empty() && s.watched.is_empty() && s.sets == 0 {
                 if fds_ok(&s) {
                     close_fds(s.epfd, s.wakefd, s.timerfd);
+                }
+                // No ring is left to post to.
+                for (fd, _) in core::mem::take(&mut s.deaths) {
+                    os::close(fd);
                 }
                 s.epfd = -1;
                 s.running = false;
@@ -203,6 +223,18 @@ extern "C" fn main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
                     os::eventfd_drain(R.lock().wakefd);
                 }
                 TAG_TIMER => expire(),
+                TAG_DEATH => {
+                    let fd = (data >> 3) as i32;
+                    let tok = {
+                        let mut s = R.lock();
+                        let Some(i) = s.deaths.iter().position(|d| d.0 == fd) else { continue };
+                        ctl(s.epfd, libc::EPOLL_CTL_DEL, fd, 0, 0);
+                        os::close(fd);
+                        s.deaths.swap_remove(i).1
+                    };
+                    // With no lock held: it takes rings' completion locks.
+                    super::fork::bury(tok);
+                }
                 _ => {
                     if let Some(ring) = table::lookup_index((data >> 3) as usize) {
                         super::readiness::reactor_event(ring.ctx());
@@ -387,6 +419,33 @@ pub(crate) fn watch_ring(ctx: &Ctx) {
         if at < s.armed_at {
             set_timer(&mut s, at);
         }
+    }
+}
+
+/// Watches `fd`, the read end of the life pipe of the process with
+/// token `tok` (see `fork.rs`), which it closes once that hangs up.
+pub(crate) fn watch_death(fd: i32, tok: u32) {
+    let mut s = R.lock();
+    s.deaths.push((fd, tok));
+    if s.running && s.epoch == os::epoch() {
+        ctl(s.epfd, libc::EPOLL_CTL_ADD, fd, libc::EPOLLIN as u32, TAG_DEATH | (fd as u64) << 3);
+    } else {
+        // Without a reactor the death goes unseen (its fds are kept).
+        let _ = ensure(&mut s);
+    }
+}
+
+/// In a forked child: adds a life pipe to watch once the reactor starts
+/// (see `start_for_deaths`).
+pub(crate) fn keep_death(fd: i32, tok: u32) {
+    R.lock().deaths.push((fd, tok));
+}
+
+/// Starts the reactor if it has life pipes to watch.
+pub(crate) fn start_for_deaths() {
+    let mut s = R.lock();
+    if !s.deaths.is_empty() {
+        let _ = ensure(&mut s);
     }
 }
 

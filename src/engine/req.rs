@@ -73,6 +73,9 @@ pub(crate) mod rf {
     pub const REG: u32 = 1 << 14;
     /// Uses a registered buffer (`rsrc::hold_buffer`) until freed.
     pub const BUF_HELD: u32 = 1 << 15;
+    /// The bits above hold the request's slot + 1 in a forked ring's
+    /// records (`fork::record`), or 0.
+    pub const XREC_SHIFT: u32 = 16;
 }
 
 /// How the current thread may issue: `Inline` and `Reactor` must never
@@ -211,6 +214,14 @@ pub(crate) struct SharedFile {
 const _: () = assert!(core::mem::size_of::<Req>() <= 192);
 
 impl Req {
+    /// Its slot in a forked ring's records (see `rf::XREC_SHIFT`), which
+    /// it leaves.
+    fn take_xrec(&mut self) -> u32 {
+        let rec = self.flags >> rf::XREC_SHIFT;
+        self.flags &= (1 << rf::XREC_SHIFT) - 1;
+        rec
+    }
+
     pub(crate) fn ctx(&self) -> &Ctx {
         // SAFETY: a request keeps its ring alive (see `Ctx::users`).
         unsafe { &*self.ctx }
@@ -249,6 +260,9 @@ fn boxed(sqe: Sqe, ctx: *const Ctx, id: u64) -> ReqPtr {
 pub(crate) fn free(ctx: &Ctx, req: ReqPtr) {
     // SAFETY: the caller owns the request.
     let r = unsafe { req.get() };
+    if r.flags >> rf::XREC_SHIFT != 0 {
+        super::fork::unrecord(ctx, r.flags >> rf::XREC_SHIFT);
+    }
     if r.flags & rf::BUF_HELD != 0 {
         super::rsrc::put_buffer(ctx, r.id);
     }
@@ -512,7 +526,7 @@ fn complete_step(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode) -> O
             }
         }
     }
-    ctx.post_done(late_unlist.then_some(req), &cqes[..n], mode);
+    ctx.post_done(late_unlist.then_some(req), &cqes[..n], r.take_xrec(), mode);
     let next = r.link.take();
     let hard = r.sqe.has(IOSQE_IO_HARDLINK);
     let quiet = r.sqe.has(IOSQE_CQE_SKIP_SUCCESS);
@@ -521,6 +535,11 @@ fn complete_step(ctx: &Ctx, req: ReqPtr, res: i32, cflags: u32, mode: Mode) -> O
     if failed && !hard {
         fail_links(ctx, next, mode, quiet);
         return None;
+    }
+    // SAFETY: chain members belong to the head's owner.
+    let rec = unsafe { next.get() }.flags >> rf::XREC_SHIFT;
+    if rec != 0 {
+        super::fork::unquiet(ctx, rec);
     }
     Some(next)
 }

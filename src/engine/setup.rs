@@ -586,7 +586,10 @@ impl Ctx {
         c.ready.close(lost);
         release_memory(&c.submit.lock().mem, lost);
         // SAFETY: per the contract, the ring is unused.
-        unsafe { c.cq_xlock.unmap() };
+        unsafe {
+            c.cq_xlock.unmap();
+            c.xrec.unmap();
+        }
         // The application's number is closed as liburing closes a kernel
         // ring's, unless it holds another file by now.
         let fd = c.fd();
@@ -618,7 +621,10 @@ pub(crate) fn shutdown(r: RingRef) {
         release_memory(&ctx.submit.lock().mem, false);
         // SAFETY: this process's threads never post to the ring any more
         // (it is not its own).
-        unsafe { ctx.cq_xlock.unmap() };
+        unsafe {
+            ctx.cq_xlock.unmap();
+            ctx.xrec.unmap();
+        }
         core::mem::forget(r);
         return;
     }

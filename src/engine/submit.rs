@@ -9,8 +9,9 @@ use super::opdef;
 use super::req::{self, fail_chain, queue_chain, rf, Mode, ReqPtr};
 use crate::sys::flat_sqe::Sqe;
 use crate::sys::{
-    io_uring_sqe, IORING_OP_NOP, IORING_SETUP_IOPOLL, IORING_SETUP_SQE128, IORING_SETUP_SQE_MIXED, IORING_SETUP_SQPOLL,
-    IORING_SETUP_SQ_REWIND, IORING_SETUP_SUBMIT_ALL, IOSQE_BUFFER_SELECT, IOSQE_CQE_SKIP_SUCCESS, IOSQE_IO_DRAIN,
+    io_uring_sqe, IORING_OP_LINK_TIMEOUT, IORING_OP_NOP, IORING_SETUP_IOPOLL, IORING_SETUP_SQE128,
+    IORING_SETUP_SQE_MIXED, IORING_SETUP_SQPOLL, IORING_SETUP_SQ_REWIND, IORING_SETUP_SUBMIT_ALL, IOSQE_BUFFER_SELECT,
+    IOSQE_CQE_SKIP_SUCCESS, IOSQE_IO_DRAIN,
 };
 
 /// Every IOSQE_* flag the kernel knows.
@@ -330,6 +331,26 @@ unsafe fn plain_nop(p: *const io_uring_sqe) -> Option<u64> {
     }
 }
 
+/// Records a request of a forked ring for its sharers (see
+/// `fork::Records`). A cancel posts no CQE for a chain member behind one
+/// with IOSQE_CQE_SKIP_SUCCESS, as the kernel's, until that one is done;
+/// a link timeout's CQE follows its own flag.
+#[cold]
+fn record(ctx: &Ctx, req: ReqPtr, chain: Option<&Chain>) {
+    // SAFETY: the submitter owns the new request and the chain.
+    let r = unsafe { req.get() };
+    let quiet = if r.sqe.opcode == IORING_OP_LINK_TIMEOUT {
+        r.sqe.has(IOSQE_CQE_SKIP_SUCCESS)
+    } else {
+        chain.is_some_and(|c| {
+            // SAFETY: as above.
+            let l = unsafe { c.last.get() };
+            l.sqe.opcode != IORING_OP_LINK_TIMEOUT && l.sqe.has(IOSQE_CQE_SKIP_SUCCESS)
+        })
+    };
+    r.flags |= super::fork::record(ctx, r.sqe.user_data, quiet) << rf::XREC_SHIFT;
+}
+
 /// One SQE: validate, prep, and place it in a chain or queue it.
 /// `wide`: a 128-byte SQE of an SQE_MIXED ring that got its second slot.
 fn submit_one(ctx: &Ctx, st: &mut SubmitState, sqe: &Sqe, chain: &mut Option<Chain>, wide: bool) -> Result<(), ()> {
@@ -339,6 +360,9 @@ fn submit_one(ctx: &Ctx, st: &mut SubmitState, sqe: &Sqe, chain: &mut Option<Cha
     let id = st.next_id;
     st.next_id += 1;
     let req = req::alloc(ctx, sqe, id);
+    if ctx.forked.load(Ordering::Relaxed) {
+        record(ctx, req, chain.as_ref());
+    }
     let mut drain = false;
     let prev = chain.as_ref().map(|c| {
         // SAFETY: the submitter owns the chain being assembled.

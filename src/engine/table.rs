@@ -224,6 +224,14 @@ pub(crate) fn rekey(r: &RingRef, new: i32) -> bool {
     true
 }
 
+/// Calls `f` on every live ring, holding a reference to it (so no lock
+/// below `reactor::R` may be held by the caller).
+pub(crate) fn each(mut f: impl FnMut(&Ctx)) {
+    for r in (0..MAX_RINGS).filter_map(get_idx) {
+        f(r.ctx());
+    }
+}
+
 /// The first live ring `pick` accepts.
 pub(crate) fn find(pick: impl Fn(&Ctx) -> bool) -> Option<RingRef> {
     (0..MAX_RINGS).filter_map(get_idx).find(|r| pick(r.ctx()))
