@@ -219,10 +219,6 @@ pub(crate) struct Ctx {
     /// once the ring is enabled.
     pub restrictions: Mutex<super::register::Restrictions>,
     pub restricted: AtomicBool,
-    /// The SQE being submitted is the call's last (written by the
-    /// submitter under `submit`): O_DIRECT I/O may then run inline (see
-    /// `rw::direct_inline`).
-    pub sq_last: AtomicBool,
     /// The thread inside `submit::submit` (pthread_self; 0: none) and the
     /// credentials it read there, for every request of that call (see
     /// `creds::snapshot`); `submit_creds_used` once they are set.
@@ -355,7 +351,6 @@ impl Ctx {
             clock_boottime: AtomicBool::new(false),
             restrictions: Mutex::new(super::register::Restrictions::new()),
             restricted: AtomicBool::new(false),
-            sq_last: AtomicBool::new(false),
             in_submit: core::sync::atomic::AtomicUsize::new(0),
             submit_creds: super::lock::Mutex::new(None),
             submit_creds_used: AtomicBool::new(false),

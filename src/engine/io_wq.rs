@@ -285,12 +285,6 @@ pub(crate) fn working() -> bool {
     ACTIVE.load(Ordering::Relaxed) != 0 && COMING.load(Ordering::Relaxed) == 0
 }
 
-/// Whether no worker runs or waits for a request (a hint: it may change
-/// at once).
-pub(crate) fn idle() -> bool {
-    ACTIVE.load(Ordering::Relaxed) == 0
-}
-
 /// Queues the rest of a chain from a worker (or the submitter running the
 /// queue), at the head: the same thread takes it next, as an io-wq worker
 /// runs a request's linked work itself. Nobody else needs waking.

@@ -212,20 +212,14 @@ pub(crate) fn direct(fd: i32) -> bool {
 }
 
 /// Whether a non-blocking attempt at this transfer is known to be futile:
-/// O_DIRECT I/O (unless `direct_inline`), or a buffered write to a file
+/// O_DIRECT I/O, whose RWF_NOWAIT still waits for the device where the
+/// kernel's would return with it in flight (so a submit call never waits
+/// for one: a program such as QEMU submits one request at a time and
+/// counts on the call returning at once), or a buffered write to a file
 /// whose writes refuse RWF_NOWAIT.
-fn skip_nowait(fd: i32, write: bool, last: bool) -> bool {
+fn skip_nowait(fd: i32, write: bool) -> bool {
     let k = file_kind(fd);
-    (k & K_DIRECT != 0 && !direct_inline(last)) || (write && k & K_NOWAIT_WRITE_REFUSED != 0)
-}
-
-/// Whether O_DIRECT I/O may be tried in the submitting thread: at queue
-/// depth 1, that is as the last SQE of its submit call with no request on
-/// any worker, where a worker would only add two hand-offs to the device's
-/// time (RWF_NOWAIT still sends what would block there to a worker). Any
-/// more and they go to workers at once, to be in flight together.
-fn direct_inline(last: bool) -> bool {
-    last && super::io_wq::idle()
+    k & K_DIRECT != 0 || (write && k & K_NOWAIT_WRITE_REFUSED != 0)
 }
 
 fn write_op(opcode: u8) -> bool {
@@ -440,8 +434,7 @@ fn issue(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Issued {
 fn issue_rw(r: &mut Req, mode: Mode) -> Issued {
     let user_nowait = r.sqe.op_flags as i32 & libc::RWF_NOWAIT != 0;
     if mode != Mode::Worker && !user_nowait {
-        let last = mode == Mode::Inline && r.ctx().sq_last.load(Ordering::Relaxed);
-        if skip_nowait(r.file, !read_op(r.sqe.opcode), last) {
+        if skip_nowait(r.file, !read_op(r.sqe.opcode)) {
             if direct(r.file) {
                 r.flags |= rf::DIRECT;
             }
@@ -527,13 +520,12 @@ fn issue_rw(r: &mut Req, mode: Mode) -> Issued {
 /// without any request state. Anything else returns None and the SQE
 /// takes the general path from scratch: a failed attempt changed nothing,
 /// and repeating a partial one at the same explicit offset moves the same
-/// bytes again. O_DIRECT files are tried only as `direct_inline` allows
-/// (`last`: the call's last SQE).
+/// bytes again. O_DIRECT files are never tried (see `skip_nowait`).
 ///
 /// # Safety
 /// `p` is an SQE slot the engine owns for the moment.
 #[inline(always)]
-pub(crate) unsafe fn inline_simple(p: *const crate::sys::io_uring_sqe, last: bool) -> Option<[u64; 2]> {
+pub(crate) unsafe fn inline_simple(p: *const crate::sys::io_uring_sqe) -> Option<[u64; 2]> {
     use crate::sys::{IORING_OP_READ, IORING_OP_WRITE};
     use core::ptr::read_volatile as rd;
     // SAFETY: per the contract; plain aligned fields of the slot.
@@ -563,7 +555,7 @@ pub(crate) unsafe fn inline_simple(p: *const crate::sys::io_uring_sqe, last: boo
         || idx != 0
         || ext != 0
         || off > i64::MAX as u64
-        || skip_nowait(fd, write, last)
+        || skip_nowait(fd, write)
     {
         return None;
     }

@@ -98,8 +98,6 @@ pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
     while done < n {
         let pos = head.wrapping_add(done);
         let p = sq.at(pos);
-        let last = done + 1 == n;
-        ctx.sq_last.store(last, Ordering::Relaxed);
         if chain.is_none() && !st.drain_next && !st.drain_seen && fast && !ctx.has_deferred() {
             if let Some(p) = p {
                 // SAFETY: slots between head and tail are ours until the
@@ -118,7 +116,7 @@ pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
                     continue;
                 }
                 // SAFETY: as above. (IOPOLL rings check the file first.)
-                if let Some(words) = unsafe { super::rw::inline_simple(p, last) } {
+                if let Some(words) = unsafe { super::rw::inline_simple(p) } {
                     publish(pos.wrapping_add(1));
                     batch.push(ctx, words);
                     done += 1;

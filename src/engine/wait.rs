@@ -76,6 +76,12 @@ pub(crate) unsafe fn enter(
     if ctx.disabled.load(Ordering::Acquire) {
         return -libc::EBADFD;
     }
+    // The ring fd stays readable until the reactor's next tick sees the CQ
+    // drained; an enter that finds it drained clears it now, so an event
+    // loop that polls the ring fd (QEMU's) does not spin on it meanwhile.
+    if ctx.fd_signalled.load(Ordering::Relaxed) && ctx.cq_ready() == 0 {
+        ctx.reset_fd();
+    }
     let mut ret = 0;
     // A thread about to wait serves the ring's readiness set from before
     // it submits, so what it arms is its own to run.
