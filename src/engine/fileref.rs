@@ -169,12 +169,13 @@ fn locked_here(fd: i32) -> bool {
 /// when it cannot be read).
 fn holds_posix_locks(pid: i32) -> bool {
     let Some(text) = os::read_file(c"/proc/locks") else { return true };
-    let pid = alloc::format!("{pid}");
+    let mut digits = [0u8; 10];
+    let pid = os::decimal(pid as u32, &mut digits);
     // "N: POSIX  ADVISORY  WRITE PID MAJ:MIN:INO START END"; a waiter's
     // line has "->" after the number and holds nothing.
     text.split(|&b| b == b'\n').any(|line| {
         let mut t = line.split(|b| b.is_ascii_whitespace()).filter(|t| !t.is_empty());
-        t.nth(1) == Some(b"POSIX") && t.nth(2) == Some(pid.as_bytes())
+        t.nth(1) == Some(b"POSIX") && t.nth(2) == Some(pid)
     })
 }
 

@@ -509,14 +509,14 @@ pub(crate) fn copy_to_user(dst: u64, src: *const u8, len: usize) -> Result<(), i
 /// `prefix`, then the process id if `pid`, as the kernel names its
 /// io_uring threads ("iou-wrk-PID", "iou-sqp-PID").
 pub(crate) fn name_thread(prefix: &str, pid: bool) {
-    let mut name = alloc::string::String::from(prefix);
-    if pid {
-        // SAFETY: getpid takes no memory.
-        let _ = core::fmt::Write::write_fmt(&mut name, format_args!("{}", unsafe { libc::getpid() }));
-    }
+    let mut digits = [0u8; 10];
+    // SAFETY: getpid takes no memory.
+    let id = if pid { decimal(unsafe { libc::getpid() } as u32, &mut digits) } else { &[] };
     let mut buf = [0u8; 16];
-    let n = name.len().min(15);
-    buf[..n].copy_from_slice(&name.as_bytes()[..n]);
+    let n = prefix.len().min(15);
+    buf[..n].copy_from_slice(&prefix.as_bytes()[..n]);
+    let m = id.len().min(15 - n);
+    buf[n..n + m].copy_from_slice(&id[..m]);
     // SAFETY: a NUL-terminated name of at most 16 bytes.
     unsafe { libc::prctl(libc::PR_SET_NAME, buf.as_ptr()) };
 }
@@ -653,19 +653,23 @@ pub(crate) fn read_file(path: &core::ffi::CStr) -> Option<alloc::vec::Vec<u8>> {
 pub(crate) fn proc_fd_path(fd: i32) -> [u8; 25] {
     let mut path = *b"/proc/self/fd/\0\0\0\0\0\0\0\0\0\0\0";
     let mut digits = [0u8; 10];
-    let (mut v, mut n) = (fd as u32, 0);
+    let d = decimal(fd as u32, &mut digits);
+    path[14..14 + d.len()].copy_from_slice(d);
+    path
+}
+
+/// `v` in decimal digits, written into `buf` (no core::fmt, which would
+/// weigh on the library's size).
+pub(crate) fn decimal(mut v: u32, buf: &mut [u8; 10]) -> &[u8] {
+    let mut at = buf.len();
     loop {
-        digits[n] = b'0' + (v % 10) as u8;
-        n += 1;
+        at -= 1;
+        buf[at] = b'0' + (v % 10) as u8;
         v /= 10;
         if v == 0 {
-            break;
+            return &buf[at..];
         }
     }
-    for i in 0..n {
-        path[14 + i] = digits[n - 1 - i];
-    }
-    path
 }
 
 /// The target of fd `fd`'s /proc link, read into `buf` (None without
