@@ -60,6 +60,9 @@ pub(crate) struct Readiness {
 
 struct State {
     serving: bool,
+    /// The server only takes what is ready (the reactor, a get_events
+    /// look), where a waiter's serve may sleep in the set.
+    quick: bool,
     /// The cover (the set's registration in the reactor's epoll) is armed.
     covered: bool,
     /// The cover is left to the reactor's next tick.
@@ -73,7 +76,7 @@ struct State {
 
 impl State {
     const fn new() -> State {
-        State { serving: false, covered: false, lazy: false, armed: 0, graves: Vec::new(), reactor: -1 }
+        State { serving: false, quick: false, covered: false, lazy: false, armed: 0, graves: Vec::new(), reactor: -1 }
     }
 }
 
@@ -140,26 +143,50 @@ impl Readiness {
         }
     }
 
-    /// As `claim`, but false too if no request waits in the set.
-    pub(crate) fn claim_armed(&self) -> bool {
-        self.try_claim(true)
+    /// Serves what is ready in the set now, for an enter that waits for
+    /// nothing (`io_uring_get_events`): its completions are posted by the
+    /// time this returns. If a quick server (the reactor) is at it, waits
+    /// for it to finish, up to 20 ms; a waiter serving the set takes
+    /// events as they come, so it is left to it.
+    pub(crate) fn look(&self, ctx: &Ctx) {
+        if self.epfd.load(Ordering::Acquire) < 0 {
+            return;
+        }
+        let deadline = os::now_ns() + 20_000_000;
+        loop {
+            {
+                let mut s = self.state.lock();
+                if s.armed == 0 || (s.serving && !s.quick) {
+                    return;
+                }
+                if !s.serving {
+                    s.serving = true;
+                    s.quick = true;
+                    break;
+                }
+            }
+            if os::now_ns() > deadline {
+                return;
+            }
+            // SAFETY: sched_yield has no preconditions.
+            unsafe { libc::sched_yield() };
+        }
+        self.serve(ctx, Some(0), None);
+        self.release(ctx);
     }
 
     /// Makes the calling thread the set's server; false if the set does not
     /// exist yet or another thread serves it.
     pub(crate) fn claim(&self) -> bool {
-        self.try_claim(false)
-    }
-
-    fn try_claim(&self, armed_only: bool) -> bool {
         if self.epfd.load(Ordering::Acquire) < 0 {
             return false;
         }
         let mut s = self.state.lock();
-        if s.serving || (armed_only && s.armed == 0) {
+        if s.serving {
             return false;
         }
         s.serving = true;
+        s.quick = false;
         true
     }
 
@@ -504,6 +531,7 @@ pub(crate) fn reactor_event(ctx: &Ctx) {
             return;
         }
         s.serving = true;
+        s.quick = true;
     }
     while rd.serve(ctx, Some(0), None) == BATCH as i32 {}
     rd.release(ctx);

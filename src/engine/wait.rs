@@ -191,9 +191,8 @@ fn wait<'a>(ctx: &'a Ctx, min: u32, flags: u32, w: &WaitArgs, serving: &mut Opti
     // enter sees every wake-up before it. Here the ones the reactor has
     // not looked at yet are still in the readiness set: one look at it
     // turns them into completions (or task work) first.
-    if min == 0 && serving.is_none() && ctx.ready.claim_armed() {
-        let _claim = Serving(ctx);
-        ctx.ready.serve(ctx, Some(0), None);
+    if min == 0 && serving.is_none() {
+        ctx.ready.look(ctx);
     }
     ctx.run_task_work();
     ctx.flush_overflow();
