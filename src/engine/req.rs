@@ -260,8 +260,9 @@ fn boxed(sqe: Sqe, ctx: *const Ctx, id: u64) -> ReqPtr {
 pub(crate) fn free(ctx: &Ctx, req: ReqPtr) {
     // SAFETY: the caller owns the request.
     let r = unsafe { req.get() };
-    if r.flags >> rf::XREC_SHIFT != 0 {
-        super::fork::unrecord(ctx, r.flags >> rf::XREC_SHIFT);
+    let rec = r.take_xrec();
+    if rec != 0 {
+        super::fork::unrecord(ctx, rec);
     }
     if r.flags & rf::BUF_HELD != 0 {
         super::rsrc::put_buffer(ctx, r.id);
