@@ -92,10 +92,7 @@ pub(crate) fn to_engine_number(fd: i32) -> i32 {
 }
 
 fn park(mut p: super::lock::Guard<'_, Vec<Parked>>, fd: i32) {
-    // SAFETY: an all-zero stat is valid; fstat fills it.
-    let mut st: libc::stat = unsafe { core::mem::zeroed() };
-    // SAFETY: live stat buffer.
-    let reg = unsafe { libc::fstat(fd, &mut st) } == 0 && st.st_mode & libc::S_IFMT == libc::S_IFREG;
+    let reg = os::file_type(fd) == libc::S_IFREG;
     p.push(Parked { fd, users: 0, reg });
     NPARKED.store(p.len(), Ordering::Release);
 }

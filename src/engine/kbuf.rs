@@ -493,13 +493,8 @@ pub(crate) fn lock(ctx: &Ctx) -> Guard<'_, Groups> {
 /// sockets do, regular files and directories do not; for anything else
 /// epoll, which refuses exactly the files without one, decides.
 pub(crate) fn pollable(fd: i32) -> bool {
-    // SAFETY: an all-zero stat is valid; fstat fills it.
-    let mut st: libc::stat = unsafe { core::mem::zeroed() };
-    // SAFETY: live stat buffer.
-    if unsafe { libc::fstat(fd, &mut st) } < 0 {
-        return false;
-    }
-    match st.st_mode & libc::S_IFMT {
+    let Ok(id) = os::ident_of(fd) else { return false };
+    match id.kind {
         libc::S_IFIFO | libc::S_IFSOCK => true,
         libc::S_IFREG | libc::S_IFDIR | libc::S_IFBLK => false,
         _ => {

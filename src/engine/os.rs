@@ -2,7 +2,7 @@
 //! non-negative value or `-errno`, like the kernel would.
 
 use core::ffi::c_void;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// The kernel's internal "interrupted, restart" code. Only an interrupt
 /// (cancellation, ring exit; see io_wq.rs) makes a worker's call fail
@@ -276,27 +276,60 @@ pub(crate) fn high(fd: i32) -> i32 {
     }
 }
 
-/// What an fd refers to: device and inode (all anonymous-inode files,
-/// eventfds and epoll sets among them, share one), or -errno.
-pub(crate) fn ident(fd: i32) -> Result<(u64, u64), i32> {
+/// What the engine asks of a file: its type bits (S_IFMT), device and
+/// inode.
+#[derive(Clone, Copy)]
+pub(crate) struct Ident {
+    pub kind: u32,
+    pub dev: u64,
+    pub ino: u64,
+}
+
+/// Set once statx is refused (seccomp, kernels before 4.11).
+static NO_STATX: AtomicBool = AtomicBool::new(false);
+
+/// The type, device and inode of `fd`, or -errno. Only those are asked
+/// for: a stat that reports the times marks them as seen, and on file
+/// systems with multigrain timestamps (ext4, xfs, btrfs and tmpfs since
+/// 6.13) the file's next write must then stamp a fine-grained time,
+/// dirtying the inode that the next fdatasync writes out. The kernel's
+/// io_uring stats nothing, so neither may the engine. AT_STATX_DONT_SYNC
+/// keeps it off the wire on network file systems.
+pub(crate) fn ident_of(fd: i32) -> Result<Ident, i32> {
+    if !NO_STATX.load(Ordering::Relaxed) {
+        // SAFETY: an all-zero statx is valid; the kernel fills it.
+        let mut sx: libc::statx = unsafe { core::mem::zeroed() };
+        let flags = libc::AT_EMPTY_PATH | libc::AT_STATX_DONT_SYNC;
+        let mask = libc::STATX_TYPE | libc::STATX_INO;
+        // SAFETY: an empty NUL-terminated path and a live statx buffer.
+        let r = unsafe { libc::syscall(libc::SYS_statx, fd, c"".as_ptr(), flags, mask, &mut sx) };
+        if r == 0 {
+            let dev = libc::makedev(sx.stx_dev_major, sx.stx_dev_minor);
+            return Ok(Ident { kind: sx.stx_mode as u32 & libc::S_IFMT, dev, ino: sx.stx_ino });
+        }
+        match errno() {
+            e if e == -libc::ENOSYS || e == -libc::EPERM => NO_STATX.store(true, Ordering::Relaxed),
+            e => return Err(e),
+        }
+    }
     // SAFETY: an all-zero stat is valid; fstat fills it.
     let mut st: libc::stat = unsafe { core::mem::zeroed() };
     // SAFETY: live stat buffer.
     if unsafe { libc::fstat(fd, &mut st) } < 0 {
         return Err(errno());
     }
-    Ok((st.st_dev as u64, st.st_ino as u64))
+    Ok(Ident { kind: st.st_mode & libc::S_IFMT, dev: st.st_dev as u64, ino: st.st_ino as u64 })
 }
 
-/// The file's type bits (S_IFMT), or 0 if fstat fails.
+/// What an fd refers to: device and inode (all anonymous-inode files,
+/// eventfds and epoll sets among them, share one), or -errno.
+pub(crate) fn ident(fd: i32) -> Result<(u64, u64), i32> {
+    ident_of(fd).map(|i| (i.dev, i.ino))
+}
+
+/// The file's type bits (S_IFMT), or 0 if it cannot be told.
 pub(crate) fn file_type(fd: i32) -> u32 {
-    // SAFETY: an all-zero stat is valid; fstat fills it.
-    let mut st: libc::stat = unsafe { core::mem::zeroed() };
-    // SAFETY: live stat buffer.
-    if unsafe { libc::fstat(fd, &mut st) } < 0 {
-        return 0;
-    }
-    st.st_mode & libc::S_IFMT
+    ident_of(fd).map_or(0, |i| i.kind)
 }
 
 /// Whether fds `a` and `b` are the same open file description (a dup of

@@ -259,17 +259,15 @@ pub(crate) const HASHED: u32 = 2;
 
 /// What `hash_key` needs of `fd`: `HASH_*` bits and the inode key.
 pub(crate) fn file_hash(fd: i32) -> (u32, u64) {
-    // SAFETY: an all-zero stat is valid; fstat fills it.
-    let mut st: libc::stat = unsafe { core::mem::zeroed() };
-    // SAFETY: live stat buffer.
-    if unsafe { libc::fstat(fd, &mut st) } < 0 || st.st_mode & libc::S_IFMT != libc::S_IFREG {
+    let Ok(id) = os::ident_of(fd) else { return (0, 0) };
+    if id.kind != libc::S_IFREG {
         return (0, 0);
     }
     // SAFETY: F_GETFL only reads the file's status flags.
     if unsafe { libc::fcntl(fd, libc::F_GETFL) } & libc::O_DIRECT != 0 {
         return (HASH_REG, 0);
     }
-    (HASH_REG | HASHED, st.st_ino ^ st.st_dev.rotate_left(40))
+    (HASH_REG | HASHED, id.ino ^ id.dev.rotate_left(40))
 }
 
 /// Whether a read or write may share a dup of its file (`set_shared`):
