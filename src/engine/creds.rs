@@ -308,10 +308,20 @@ fn ids_are(k: &Creds) -> Result<bool, i32> {
 /// terminal for as long as it likes, holding up the program's set*id()
 /// that long) it is blocked only while other credentials are worn.
 pub(crate) fn with<T>(c: &Creds, hold: bool, f: impl FnOnce() -> T) -> Result<T, i32> {
+    match STREAK.get() as usize {
+        NOT_WORKER => {}
+        s if hold => return with_streak(c, s == HELD, f),
+        _ => end_streak(),
+    }
     let _held = hold.then(SetxidBlock::new);
     if own_is(c)? {
         return Ok(f());
     }
+    switched(c, f)
+}
+
+/// Runs `f` with `c` worn instead of the calling thread's own ones.
+fn switched<T>(c: &Creds, f: impl FnOnce() -> T) -> Result<T, i32> {
     let _block = SetxidBlock::new();
     let own = Creds::current()?;
     if own == *c {
@@ -331,6 +341,78 @@ pub(crate) fn with<T>(c: &Creds, hold: bool, f: impl FnOnce() -> T) -> Result<T,
         unsafe { libc::abort() };
     }
     Ok(out)
+}
+
+/// A worker's streak (`STREAK`): SIGSETXID stays blocked from one held
+/// request to the next, so the worker's credentials cannot have changed
+/// since they were last read unless the signal is now pending, which one
+/// rt_sigpending call tells. A request in a streak then costs that one
+/// call, not a check of three and two mask changes. The streak ends,
+/// letting a pending set*id() of the program's land, when the signal is
+/// found pending, before an op that does not hold it, and when the worker
+/// runs out of work: the program waits for one op at most, as without.
+static STREAK: os::ThreadKey = os::ThreadKey::new(no_drop);
+const NOT_WORKER: usize = 0;
+const WORKER: usize = 1;
+const HELD: usize = 2;
+
+extern "C" fn no_drop(_: *mut libc::c_void) {}
+
+/// Marks the calling thread as a worker, which may keep streaks.
+pub(crate) fn worker_start() {
+    STREAK.set(WORKER as *mut libc::c_void);
+}
+
+/// Ends the calling worker's streak, if it has one.
+pub(crate) fn end_streak() {
+    if STREAK.get() as usize == HELD {
+        STREAK.set(WORKER as *mut libc::c_void);
+        setxid_mask(libc::SIG_UNBLOCK);
+    }
+}
+
+fn setxid_mask(how: i32) {
+    let set: u64 = 1 << (SIGSETXID - 1);
+    // SAFETY: a kernel sigset of 8 bytes, a live local; no old mask asked.
+    unsafe { libc::syscall(libc::SYS_rt_sigprocmask, how, &set, core::ptr::null_mut::<u64>(), 8) };
+}
+
+/// Whether a SIGSETXID waits for the calling thread.
+fn setxid_pending() -> bool {
+    let mut set: u64 = 0;
+    // SAFETY: writes 8 bytes of pending signals into a live local.
+    unsafe { libc::syscall(libc::SYS_rt_sigpending, &mut set, 8) };
+    set & 1 << (SIGSETXID - 1) != 0
+}
+
+/// `with` for a held request on a worker (`held`: in a streak already).
+fn with_streak<T>(c: &Creds, held: bool, f: impl FnOnce() -> T) -> Result<T, i32> {
+    let mut known = held;
+    if !held {
+        setxid_mask(libc::SIG_BLOCK);
+        STREAK.set(HELD as *mut libc::c_void);
+    } else if setxid_pending() {
+        // Let the program's set*id() land now, then read what it made.
+        setxid_mask(libc::SIG_UNBLOCK);
+        setxid_mask(libc::SIG_BLOCK);
+        known = false;
+    }
+    let kept = OWN.get() as *const Creds;
+    // SAFETY: a Box<Creds> this thread stored and only it reads or frees.
+    let same = match unsafe { kept.as_ref() } {
+        Some(k) if known => *k == *c,
+        _ => match own_is(c) {
+            Ok(same) => same,
+            Err(e) => {
+                end_streak();
+                return Err(e);
+            }
+        },
+    };
+    if same {
+        return Ok(f());
+    }
+    switched(c, f)
 }
 
 /// Gives every member of the chain from `req` whose op checks credentials

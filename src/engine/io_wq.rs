@@ -609,6 +609,7 @@ pub(crate) fn clear_affinity() -> i32 {
 
 extern "C" fn worker_main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
     os::name_thread("iou-wrk-", true);
+    super::creds::worker_start();
     let mut aff = 0;
     unblock_signal();
     // SAFETY: gettid has no preconditions.
@@ -651,6 +652,8 @@ extern "C" fn worker_main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
         p.idle += 1;
         let seq = WAKE.load(Ordering::SeqCst);
         drop(p);
+        // Out of work: a set*id() of the program's may land.
+        super::creds::end_streak();
         let r = futex_wait(&WAKE, seq, Some(os::now_ns() + IDLE_NS));
         p = POOL.lock();
         p.idle -= 1;
@@ -663,6 +666,8 @@ extern "C" fn worker_main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
         }
     }
     p.workers -= 1;
+    drop(p);
+    super::creds::end_streak();
     core::ptr::null_mut()
 }
 

@@ -699,7 +699,13 @@ fn issue_as(ctx: &Ctx, req: ReqPtr, mode: Mode, def: &opdef::OpDef) -> Issued {
     // SAFETY: the caller owns the request.
     let r = unsafe { req.get() };
     match r.creds.clone().filter(|_| def.creds) {
-        None => (def.issue)(ctx, req, mode),
+        None => {
+            // An op without credentials may wait as long as it likes.
+            if mode == Mode::Worker {
+                super::creds::end_streak();
+            }
+            (def.issue)(ctx, req, mode)
+        }
         Some(c) => {
             let hold = r.file < 0
                 || r.flags & rf::REG != 0
