@@ -707,8 +707,10 @@ fn issue_as(ctx: &Ctx, req: ReqPtr, mode: Mode, def: &opdef::OpDef) -> Issued {
             (def.issue)(ctx, req, mode)
         }
         Some(c) => {
+            // Sync, path and xattr ops never wait on a pipe, socket or tty.
             let hold = r.file < 0
                 || r.flags & rf::REG != 0
+                || (def.force_async && !def.unbounded)
                 || !matches!(os::file_type(r.file), libc::S_IFIFO | libc::S_IFSOCK | libc::S_IFCHR);
             super::creds::with(&c, hold, || (def.issue)(ctx, req, mode)).unwrap_or_else(|e| Issued::Done(e, 0))
         }
