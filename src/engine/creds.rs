@@ -349,8 +349,13 @@ fn switched<T>(c: &Creds, f: impl FnOnce() -> T) -> Result<T, i32> {
 /// rt_sigpending call tells. A request in a streak then costs that one
 /// call, not a check of three and two mask changes. The streak ends,
 /// letting a pending set*id() of the program's land, when the signal is
-/// found pending, before an op that does not hold it, and when the worker
-/// runs out of work: the program waits for one op at most, as without.
+/// found pending, before an op that does not hold it, when the worker
+/// runs out of work, and before any wait of the engine's (a futex, making
+/// or joining a thread): glibc's broadcast holds its thread-stack lock
+/// until every thread has taken the change, so a thread with the signal
+/// blocked must never wait for one that may be after that lock (one
+/// inside pthread_create, or holding a lock another waits for). The
+/// program waits for one op at most, as without.
 static STREAK: os::ThreadKey = os::ThreadKey::new(no_drop);
 const NOT_WORKER: usize = 0;
 const WORKER: usize = 1;

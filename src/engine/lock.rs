@@ -17,6 +17,8 @@ pub(crate) fn futex_wait_shared(word: &AtomicU32, expected: u32, deadline_ns: Op
 }
 
 fn futex_wait_op(word: &AtomicU32, expected: u32, deadline_ns: Option<u64>, private: i32) -> i32 {
+    // What it waits for may wait for glibc's set*id() broadcast itself.
+    super::creds::end_streak();
     let ts = deadline_ns.map(super::os::ns_to_timespec);
     let tsp = ts.as_ref().map_or(core::ptr::null(), |t| t as *const libc::timespec);
     // SAFETY: the futex word is a live AtomicU32; FUTEX_WAIT_BITSET reads

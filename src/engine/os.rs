@@ -571,6 +571,8 @@ pub(crate) fn spawn_joinable(
 
 /// Waits for a thread from `spawn_joinable` to end.
 pub(crate) fn join(t: libc::pthread_t) {
+    // glibc frees the stack under the lock its set*id() broadcast holds.
+    super::creds::end_streak();
     // SAFETY: `t` came from spawn_joinable and is joined once.
     unsafe { libc::pthread_join(t, core::ptr::null_mut()) };
 }
@@ -580,6 +582,8 @@ fn start_thread(
     arg: *mut c_void,
     detached: bool,
 ) -> Result<libc::pthread_t, i32> {
+    // glibc takes a stack under the lock its set*id() broadcast holds.
+    super::creds::end_streak();
     // SAFETY: plain libc calls on live, local structs; the old mask is
     // restored before returning.
     unsafe {
