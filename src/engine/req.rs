@@ -68,8 +68,9 @@ pub(crate) mod rf {
     /// O_DIRECT I/O, which the kernel issues without any io-wq thread: a
     /// worker each, up to the pool's cap for such work (see io_wq.rs).
     pub const DIRECT: u32 = 1 << 13;
-    /// `file` (the request's own dup) was seen to be a regular file when
-    /// it was queued: the worker need not look again.
+    /// `file` (the request's own dup) was seen to be a regular file (or,
+    /// with DIRECT, a block device) when it was queued: the worker need
+    /// not look again.
     pub const REG: u32 = 1 << 14;
     /// Uses a registered buffer (`rsrc::hold_buffer`) until freed.
     pub const BUF_HELD: u32 = 1 << 15;

@@ -231,7 +231,14 @@ fn write_op(opcode: u8) -> bool {
 /// which the kernel issues in parallel, and everything else have none.
 /// Marks a request whose own dup it found regular (`rf::REG`).
 pub(crate) fn hash_key(r: &mut Req) -> Option<u64> {
-    if !write_op(r.sqe.opcode) || r.flags & rf::DIRECT != 0 {
+    if r.flags & rf::DIRECT != 0 {
+        // `direct` found a regular file or block device.
+        if r.flags & rf::OWN_FILE != 0 {
+            r.flags |= rf::REG;
+        }
+        return None;
+    }
+    if !write_op(r.sqe.opcode) {
         return None;
     }
     // A request sent off before its first issue (IOSQE_ASYNC) has not
