@@ -12,6 +12,13 @@
  *   with -EBADF, as in the kernel, which looks the fd up at submission.
  * - The same with IORING_OP_OPENAT putting a new file at the closed fd's
  *   number before the last write, which then lands in the new file.
+ * - Across submit calls: writes still in flight from one call while the
+ *   next names the same fd number. If the number still holds the same
+ *   open file, the writes land there and, once all complete, no extra
+ *   fd naming the file is left. If the program put the same file there
+ *   again, opened read-only, the next write fails with -EBADF (a dup
+ *   kept from the first call must not serve it); if it put another file
+ *   there, the next write lands in that one.
  * Buffered writes to one file still run one at a time (iowq-parallel
  * checks that); here each write's result and the data are checked.
  */
@@ -168,6 +175,87 @@ static void test_close_in_call(struct io_uring *ring, int reopen)
 	remove_file(path);
 }
 
+#define BIG (64 * 1024)
+#define NBIG 32
+
+static unsigned char big[BIG];
+
+/* NBIG writes of BIG bytes to 'fd' in one call: some still run later. */
+static void submit_big(struct io_uring *ring, int fd)
+{
+	for (int i = 0; i < NBIG; i++) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+
+		CHECK(sqe != NULL, "no SQE");
+		io_uring_prep_write(sqe, fd, big, BIG, (off_t)i * BIG);
+		sqe->user_data = 1000 + i;
+	}
+	CHECK(io_uring_submit(ring) == NBIG, "submit");
+}
+
+/* Reaps NBIG + 1 CQEs; returns the result of user_data 7. */
+static int reap_big(struct io_uring *ring)
+{
+	int last = 0;
+
+	for (int n = 0; n < NBIG + 1; n++) {
+		struct io_uring_cqe *cqe;
+
+		CHECK(io_uring_wait_cqe(ring, &cqe) == 0, "wait");
+		if (cqe->user_data == 7)
+			last = cqe->res;
+		else
+			CHECK(cqe->res == BIG, "write %llu: %d", (unsigned long long)cqe->user_data, cqe->res);
+		io_uring_cqe_seen(ring, cqe);
+	}
+	return last;
+}
+
+/* how: 0 same open file, 1 reopened read-only, 2 another file. */
+static void test_across_calls(struct io_uring *ring, int how)
+{
+	char path[64] = "/var/tmp/liburing-rs-test.XXXXXX", other[64];
+	int fd = mkstemp(path);
+
+	if (fd < 0)
+		fd = tu_temp_file(path, sizeof(path));
+	else
+		tu_register_cleanup(path);
+	int keep = open(path, O_RDONLY);
+	CHECK(keep >= 0, "open: %s", strerror(errno));
+	submit_big(ring, fd);
+	if (how == 1) {
+		int ro = open(path, O_RDONLY);
+		CHECK(dup2(ro, fd) == fd, "dup2: %s", strerror(errno));
+		close(ro);
+	} else if (how == 2) {
+		int nf = tu_temp_file(other, sizeof(other));
+		CHECK(dup2(nf, fd) == fd, "dup2: %s", strerror(errno));
+		close(nf);
+	}
+	tu_pattern_fill(bufs[0][0], BS, 300, 0);
+	prep_write(ring, fd, bufs[0][0], (off_t)NBIG * BIG, 7);
+	CHECK(io_uring_submit(ring) == 1, "submit");
+	int last = reap_big(ring);
+	if (how == 1) {
+		CHECK(last == -EBADF, "write through a read-only fd: %d, want -EBADF", last);
+	} else {
+		CHECK(last == BS, "last write: %d", last);
+		CHECK(size_of(keep) == (off_t)(how == 2 ? NBIG * BIG : NBIG * BIG + BS),
+		      "the last write went to the wrong file (how %d)", how);
+	}
+	if (how == 2) {
+		CHECK(size_of(fd) == (off_t)(NBIG * BIG) + BS, "the other file misses the last write");
+		remove_file(other);
+	}
+	/* Every request is done: only the program's own fds name the file. */
+	CHECK(tu_fds_naming(path, NULL) == (how == 2 ? 1 : 2), "fds left on %s: %d", path,
+	      tu_fds_naming(path, NULL));
+	close(fd);
+	close(keep);
+	remove_file(path);
+}
+
 int main(int argc, char **argv)
 {
 	struct io_uring ring;
@@ -179,6 +267,8 @@ int main(int argc, char **argv)
 		test_replaced_fds(&ring);
 		test_close_in_call(&ring, 0);
 		test_close_in_call(&ring, 1);
+		for (int how = 0; how < 3; how++)
+			test_across_calls(&ring, how);
 	}
 	io_uring_queue_exit(&ring);
 	return tu_done();

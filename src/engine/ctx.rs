@@ -229,6 +229,13 @@ pub(crate) struct Ctx {
     /// `req::SharedFile`); `submit_files_used` once any is kept.
     pub submit_files: Mutex<alloc::vec::Vec<alloc::sync::Arc<super::req::SharedFile>>>,
     pub submit_files_used: AtomicBool,
+    /// Shared dups of earlier submit calls, held only by their requests
+    /// still in flight: a later call naming the same open file (kcmp)
+    /// takes one of them rather than a dup of its own.
+    /// Each with the program fd it was taken from. A strong hold made of
+    /// one must end in `req::put_shared`, which closes the dup with the
+    /// last; never a plain drop.
+    pub recent_files: Mutex<alloc::vec::Vec<(i32, alloc::sync::Weak<super::req::SharedFile>)>>,
     /// How often waits were short lately: from `wait::SPIN_AFTER`, a
     /// waiter looks at the CQ a while before it sleeps (`wait::spin`).
     pub wait_spin: AtomicU32,
@@ -252,6 +259,8 @@ unsafe impl Sync for Ctx {}
 
 /// See `Ctx::check_app_fd_due`.
 const APP_FD_CHECK_NS: u64 = 1_000_000;
+/// Shared dups kept for later submit calls (`recent_files`).
+const RECENT_FILES: usize = 4;
 
 pub(crate) const EVFD_ASYNC: u64 = 1 << 32;
 pub(crate) const EVFD_PRESENT: u64 = 1 << 33;
@@ -356,6 +365,7 @@ impl Ctx {
             submit_creds_used: AtomicBool::new(false),
             submit_files: Mutex::new(alloc::vec::Vec::new()),
             submit_files_used: AtomicBool::new(false),
+            recent_files: Mutex::new(alloc::vec::Vec::new()),
             wait_spin: AtomicU32::new(0),
             personalities: Mutex::new(super::creds::Personalities::new()),
             napi: Mutex::new(super::napi::Napi::new()),
@@ -383,6 +393,11 @@ impl Ctx {
             if let Some(s) = self.submit_files.lock().iter().find(|s| s.app == fd) {
                 return Ok(s.clone());
             }
+            if let Some(s) = self.recent_file(fd) {
+                self.submit_files.lock().push(s.clone());
+                self.submit_files_used.store(true, Ordering::Relaxed);
+                return Ok(s);
+            }
         }
         let d = super::fileref::dup_file(fd);
         if d < 0 {
@@ -395,8 +410,39 @@ impl Ctx {
         if cached && kind & super::rw::HASH_REG != 0 {
             self.submit_files.lock().push(s.clone());
             self.submit_files_used.store(true, Ordering::Relaxed);
+            let mut r = self.recent_files.lock();
+            r.retain(|(app, w)| *app != fd && w.strong_count() != 0);
+            if r.len() >= RECENT_FILES {
+                r.remove(0);
+            }
+            r.push((fd, alloc::sync::Arc::downgrade(&s)));
         }
         Ok(s)
+    }
+
+    /// A shared dup of an earlier call still in use whose file is the one
+    /// program fd `fd` holds now. Only kcmp can tell: files alike in
+    /// identity may differ in mode or flags, and a dup kept for one must
+    /// not serve the other.
+    fn recent_file(&self, fd: i32) -> Option<alloc::sync::Arc<super::req::SharedFile>> {
+        let s = {
+            let mut r = self.recent_files.lock();
+            let i = r.iter().position(|e| e.0 == fd)?;
+            match r[i].1.upgrade() {
+                Some(s) => s,
+                None => {
+                    r.swap_remove(i);
+                    return None;
+                }
+            }
+        };
+        if os::kcmp_file(fd, s.fd) == Ok(true) {
+            return Some(s);
+        }
+        // Not that file any more: its requests keep it; later calls dup anew.
+        self.recent_files.lock().retain(|e| e.0 != fd);
+        super::req::put_shared(self, s);
+        None
     }
 
     /// Drops the submit call's shared dups from the cache (their requests

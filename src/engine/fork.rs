@@ -197,7 +197,10 @@ unsafe fn take_over(ctx: &Ctx) {
         ctx.personalities.reset_after_fork();
         ctx.restrictions.reset_after_fork();
         ctx.ready.after_fork_child();
+        ctx.recent_files.reset_after_fork();
     }
+    // The parent's requests hold those dups, not ours.
+    ctx.recent_files.lock().clear();
     ctx.sig_waiters.lock().clear();
     ctx.users.store(0, Ordering::Relaxed);
     ctx.cq_waiters.store(0, Ordering::Relaxed);
