@@ -297,14 +297,16 @@ static NO_STATX: AtomicBool = AtomicBool::new(false);
 /// keeps it off the wire on network file systems.
 pub(crate) fn ident_of(fd: i32) -> Result<Ident, i32> {
     if !NO_STATX.load(Ordering::Relaxed) {
-        // SAFETY: an all-zero statx is valid; the kernel fills it.
-        let mut sx: libc::statx = unsafe { core::mem::zeroed() };
+        let mut sx = core::mem::MaybeUninit::<libc::statx>::uninit();
         let flags = libc::AT_EMPTY_PATH | libc::AT_STATX_DONT_SYNC;
         let mask = libc::STATX_TYPE | libc::STATX_INO;
-        // SAFETY: an empty NUL-terminated path and a live statx buffer.
-        let r = unsafe { libc::syscall(libc::SYS_statx, fd, c"".as_ptr(), flags, mask, &mut sx) };
+        // SAFETY: an empty NUL-terminated path and room for a statx.
+        let r = unsafe { libc::syscall(libc::SYS_statx, fd, c"".as_ptr(), flags, mask, sx.as_mut_ptr()) };
         if r == 0 {
-            let dev = libc::makedev(sx.stx_dev_major, sx.stx_dev_minor);
+            // SAFETY: a successful statx writes the whole struct.
+            let sx = unsafe { sx.assume_init() };
+            // Compared only with other `ident_of` results, never with st_dev.
+            let dev = (sx.stx_dev_major as u64) << 32 | sx.stx_dev_minor as u64;
             return Ok(Ident { kind: sx.stx_mode as u32 & libc::S_IFMT, dev, ino: sx.stx_ino });
         }
         match errno() {
@@ -318,7 +320,8 @@ pub(crate) fn ident_of(fd: i32) -> Result<Ident, i32> {
     if unsafe { libc::fstat(fd, &mut st) } < 0 {
         return Err(errno());
     }
-    Ok(Ident { kind: st.st_mode & libc::S_IFMT, dev: st.st_dev as u64, ino: st.st_ino as u64 })
+    let dev = (libc::major(st.st_dev) as u64) << 32 | libc::minor(st.st_dev) as u64;
+    Ok(Ident { kind: st.st_mode & libc::S_IFMT, dev, ino: st.st_ino as u64 })
 }
 
 /// What an fd refers to: device and inode (all anonymous-inode files,
