@@ -412,17 +412,29 @@ pub(crate) fn same_file(a: i32, b: i32) -> Result<bool, i32> {
 /// kcmp or the kernel lacks it).
 pub(crate) fn kcmp_file(a: i32, b: i32) -> Result<bool, i32> {
     const KCMP_FILE: i32 = 0;
+    // A refusal is for good (a seccomp filter, a kernel without kcmp).
+    let refused = KCMP_REFUSED.load(Ordering::Relaxed);
+    if refused != 0 {
+        return Err(refused);
+    }
     // SAFETY: kcmp takes no memory.
     let r = unsafe {
         let pid = libc::getpid();
         libc::syscall(libc::SYS_kcmp, pid, pid, KCMP_FILE, a, b)
     };
     if r < 0 {
-        Err(errno())
+        let e = errno();
+        if e == -libc::ENOSYS || e == -libc::EPERM {
+            KCMP_REFUSED.store(e, Ordering::Relaxed);
+        }
+        Err(e)
     } else {
         Ok(r == 0)
     }
 }
+
+/// kcmp's refusal (-ENOSYS or -EPERM) once seen, else 0.
+static KCMP_REFUSED: core::sync::atomic::AtomicI32 = core::sync::atomic::AtomicI32::new(0);
 
 /// CLOCK_MONOTONIC in nanoseconds.
 pub(crate) fn now_ns() -> u64 {
