@@ -126,7 +126,13 @@ impl SharedLock {
     pub(crate) fn lock(&self) -> bool {
         let m = self.m.load(Ordering::Relaxed);
         // SAFETY: an initialised process-shared mutex in a live mapping.
-        let r = unsafe { libc::pthread_mutex_lock(m) };
+        let mut r = unsafe { libc::pthread_mutex_trylock(m) };
+        if r == libc::EBUSY {
+            // A wait: as `futex_wait`'s.
+            super::creds::end_streak();
+            // SAFETY: as above.
+            r = unsafe { libc::pthread_mutex_lock(m) };
+        }
         if r == libc::EOWNERDEAD {
             // SAFETY: we hold it (EOWNERDEAD hands it over).
             unsafe { libc::pthread_mutex_consistent(m) };
