@@ -247,6 +247,11 @@ impl Readiness {
         }
     }
 
+    /// Whether no request is armed in the set.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.state.lock().armed == 0
+    }
+
     /// The reactor's tick for a watched ring: arms a cover left to it.
     pub(crate) fn tick(&self, ctx: &Ctx) {
         let mut s = self.state.lock();

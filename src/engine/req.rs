@@ -1011,6 +1011,10 @@ impl ArmedList {
         ArmedList { head: None }
     }
 
+    pub(crate) fn is_empty(&self) -> bool {
+        self.head.is_none()
+    }
+
     pub(crate) fn push(&mut self, req: ReqPtr) {
         // SAFETY: the list (under the ring's inner lock) owns these links.
         let r = unsafe { req.get() };

@@ -77,9 +77,21 @@ pub(crate) unsafe fn enter(
         return -libc::EBADFD;
     }
     // The ring fd stays readable until the reactor's next tick sees the CQ
-    // drained; an enter that finds it drained clears it now, so an event
-    // loop that polls the ring fd (QEMU's) does not spin on it meanwhile.
-    if ctx.fd_signalled.load(Ordering::Relaxed) && ctx.cq_ready() == 0 {
+    // drained. An enter that finds it drained while requests run on
+    // workers clears it now, so an event loop that polls the ring fd for
+    // their completions (QEMU's) does not spin on it meanwhile. Not with
+    // nothing in flight: a ring that completes everything inline (NOPs,
+    // cached reads) would pay a signal and a reset per enter (NOPs at
+    // depth 1 ran at a tenth of their rate). Nor with a poll armed: it may
+    // watch the ring fd through another file (an epoll set holding it),
+    // and the kernel's fires when the CQE that made the fd readable is
+    // posted; here it fires once its set is served, which a reset first
+    // would prevent.
+    if ctx.fd_signalled.load(Ordering::Relaxed)
+        && ctx.cq_ready() == 0
+        && !ctx.inner.lock().armed.is_empty()
+        && ctx.ready.is_idle()
+    {
         ctx.reset_fd();
     }
     let mut ret = 0;
