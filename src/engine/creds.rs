@@ -355,11 +355,15 @@ fn switched<T>(c: &Creds, f: impl FnOnce() -> T) -> Result<T, i32> {
 /// until every thread has taken the change, so a thread with the signal
 /// blocked must never wait for one that may be after that lock (one
 /// inside pthread_create, or holding a lock another waits for). The
-/// program waits for one op at most, as without.
+/// program waits for one op at most, as without. While the op itself runs
+/// nothing ends it: the op keeps the signal blocked from its check to its
+/// end, as a held op off a streak does.
 static STREAK: os::ThreadKey = os::ThreadKey::new(no_drop);
 const NOT_WORKER: usize = 0;
 const WORKER: usize = 1;
 const HELD: usize = 2;
+/// HELD, and inside the op.
+const IN_OP: usize = 3;
 
 extern "C" fn no_drop(_: *mut libc::c_void) {}
 
@@ -414,10 +418,10 @@ fn with_streak<T>(c: &Creds, held: bool, f: impl FnOnce() -> T) -> Result<T, i32
             }
         },
     };
-    if same {
-        return Ok(f());
-    }
-    switched(c, f)
+    STREAK.set(IN_OP as *mut libc::c_void);
+    let out = if same { Ok(f()) } else { switched(c, f) };
+    STREAK.set(HELD as *mut libc::c_void);
+    out
 }
 
 /// Gives every member of the chain from `req` whose op checks credentials
