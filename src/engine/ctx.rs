@@ -394,8 +394,7 @@ impl Ctx {
                 return Ok(s.clone());
             }
             if let Some(s) = self.recent_file(fd) {
-                self.submit_files.lock().push(s.clone());
-                self.submit_files_used.store(true, Ordering::Relaxed);
+                self.keep_for_call(&s);
                 return Ok(s);
             }
         }
@@ -408,8 +407,7 @@ impl Ctx {
         let (kind, key) = super::rw::file_hash(d);
         let s = alloc::sync::Arc::new(super::req::SharedFile { app: fd, fd: d, kind, key });
         if cached && kind & super::rw::HASH_REG != 0 {
-            self.submit_files.lock().push(s.clone());
-            self.submit_files_used.store(true, Ordering::Relaxed);
+            self.keep_for_call(&s);
             let mut r = self.recent_files.lock();
             r.retain(|(app, w)| *app != fd && w.strong_count() != 0);
             if r.len() >= RECENT_FILES {
@@ -418,6 +416,12 @@ impl Ctx {
             r.push((fd, alloc::sync::Arc::downgrade(&s)));
         }
         Ok(s)
+    }
+
+    /// Lets the rest of the submit call share `s`.
+    fn keep_for_call(&self, s: &alloc::sync::Arc<super::req::SharedFile>) {
+        self.submit_files.lock().push(s.clone());
+        self.submit_files_used.store(true, Ordering::Relaxed);
     }
 
     /// A shared dup of an earlier call still in use whose file is the one

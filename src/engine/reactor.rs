@@ -158,8 +158,13 @@ fn ensure(s: &mut State) -> Result<(), i32> {
 /// Puts the life pipes into a new epoll set.
 fn add_deaths(s: &State) {
     for &(fd, _) in s.deaths.iter() {
-        ctl(s.epfd, libc::EPOLL_CTL_ADD, fd, libc::EPOLLIN as u32, TAG_DEATH | (fd as u64) << 3);
+        add_death(s, fd);
     }
+}
+
+/// Puts life pipe `fd` into the reactor's epoll set.
+fn add_death(s: &State, fd: i32) {
+    ctl(s.epfd, libc::EPOLL_CTL_ADD, fd, libc::EPOLLIN as u32, TAG_DEATH | (fd as u64) << 3);
 }
 
 /// Engine fds were lost (`os::numbers_lost`), the reactor's among them or
@@ -428,7 +433,7 @@ pub(crate) fn watch_death(fd: i32, tok: u32) {
     let mut s = R.lock();
     s.deaths.push((fd, tok));
     if s.running && s.epoch == os::epoch() {
-        ctl(s.epfd, libc::EPOLL_CTL_ADD, fd, libc::EPOLLIN as u32, TAG_DEATH | (fd as u64) << 3);
+        add_death(&s, fd);
     } else {
         // Without a reactor the death goes unseen (its fds are kept).
         let _ = ensure(&mut s);
