@@ -144,6 +144,7 @@ extern "C" fn child() {
         table::after_fork_child();
         super::io_wq::after_fork_child();
         super::reactor::after_fork_child();
+        super::aio::after_fork_child();
         super::waiter::after_fork_child();
         super::futex::after_fork_child();
         super::creds::after_fork_child();

@@ -24,6 +24,7 @@
 //! | `readiness.rs`, `reactor.rs` | poll.c's wait queues and task work, the timeout hrtimers |
 
 mod advise;
+mod aio;
 mod cancel;
 mod creds;
 mod ctx;

@@ -20,6 +20,8 @@ const TAG_TIMER: u64 = 2;
 const TAG_SET: u64 = 3;
 /// The read end of a sharer's life pipe (`fork.rs`), its fd above the tag bits.
 const TAG_DEATH: u64 = 4;
+/// The eventfd native AIO signals (`aio.rs`).
+const TAG_AIO: u64 = 5;
 /// How often drained rings have their fd reset (well under the 1 ms the
 /// readiness of an idle ring fd may lag).
 const TICK_NS: u64 = 400_000;
@@ -48,6 +50,8 @@ struct State {
     /// Life pipes of processes sharing rings with this one (read end,
     /// token): each hangs up when its process exits or execs.
     deaths: Vec<(i32, u32)>,
+    /// The eventfd of `aio.rs`, or -1.
+    aio: i32,
     /// The `os::epoch` of the fds above.
     epoch: u32,
 }
@@ -63,6 +67,7 @@ static R: Mutex<State> = Mutex::new(State {
     watched: Vec::new(),
     sets: 0,
     deaths: Vec::new(),
+    aio: -1,
     epoch: 0,
 });
 
@@ -152,7 +157,35 @@ fn ensure(s: &mut State) -> Result<(), i32> {
     s.running = true;
     s.thread = Some(thread);
     add_deaths(s);
+    add_aio_fd(s);
     Ok(())
+}
+
+/// Puts the AIO eventfd (if any) into the reactor's epoll set.
+fn add_aio_fd(s: &State) {
+    if s.aio >= 0 {
+        ctl(s.epfd, libc::EPOLL_CTL_ADD, s.aio, libc::EPOLLIN as u32, TAG_AIO);
+    }
+}
+
+/// Has the reactor reap native AIO completions signalled on `efd`.
+pub(crate) fn add_aio(efd: i32) -> Result<(), i32> {
+    let mut s = R.lock();
+    ensure(&mut s)?;
+    s.aio = efd;
+    add_aio_fd(&s);
+    Ok(())
+}
+
+/// The AIO eventfd is about to be closed.
+pub(crate) fn forget_aio(efd: i32) {
+    let mut s = R.lock();
+    if s.aio == efd {
+        if s.running {
+            ctl(s.epfd, libc::EPOLL_CTL_DEL, efd, 0, 0);
+        }
+        s.aio = -1;
+    }
 }
 
 /// Puts the life pipes into a new epoll set.
@@ -179,6 +212,7 @@ fn recover(s: &mut State) {
     s.armed_at = u64::MAX;
     s.epoch = os::epoch();
     add_deaths(s);
+    add_aio_fd(s);
 }
 
 extern "C" fn main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
@@ -187,7 +221,13 @@ extern "C" fn main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
     loop {
         let (epfd, cap) = {
             let mut s = R.lock();
-            if table::LIVE.load(Ordering::Acquire) == 0 && s.timers.is_empty() && s.watched.is_empty() && s.sets == 0 {
+            let aio = super::aio::inflight() != 0;
+            if table::LIVE.load(Ordering::Acquire) == 0
+                && s.timers.is_empty()
+                && s.watched.is_empty()
+                && s.sets == 0
+                && !aio
+            {
                 if fds_ok(&s) {
                     close_fds(s.epfd, s.wakefd, s.timerfd);
                 }
@@ -208,13 +248,16 @@ extern "C" fn main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
             if at < s.armed_at {
                 set_timer(&mut s, at);
             }
-            (s.epfd, if s.timers.is_empty() { IDLE_CAP_MS } else { TIMER_CAP_MS })
+            // AIO in flight is looked at now and then without a signal: its
+            // eventfd may have been closed behind the engine's back.
+            (s.epfd, if s.timers.is_empty() && !aio { IDLE_CAP_MS } else { TIMER_CAP_MS })
         };
         // The wait ends within `cap`: fds closed behind the engine's back
         // wake nobody, and are found when it ends with nothing to do.
         // SAFETY: a live event buffer of evs.len() entries.
         let n = os::cvt32(unsafe { libc::epoll_wait(epfd, evs.as_mut_ptr(), evs.len() as i32, cap) });
         if n == 0 || (n < 0 && n != -libc::EINTR) {
+            super::aio::reap();
             let s = R.lock();
             if s.epoch == os::epoch() && !fds_ok(&s) {
                 os::numbers_lost();
@@ -228,6 +271,7 @@ extern "C" fn main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
                     os::eventfd_drain(R.lock().wakefd);
                 }
                 TAG_TIMER => expire(),
+                TAG_AIO => super::aio::reap(),
                 TAG_DEATH => {
                     let fd = (data >> 3) as i32;
                     let tok = {
@@ -512,4 +556,5 @@ pub(crate) unsafe fn after_fork_child() {
     s.armed_at = u64::MAX;
     s.watched.clear();
     s.sets = 0;
+    s.aio = -1;
 }

@@ -36,6 +36,8 @@ pub(crate) mod st {
     pub const CANCELED: u32 = 4;
     /// A link timeout whose timer fired: the reactor completes it.
     pub const FIRING: u32 = 5;
+    /// In flight on native AIO (see aio.rs): nothing can take it back.
+    pub const INFLIGHT: u32 = 6;
 }
 
 /// Request flags (`Req::flags`).
@@ -53,6 +55,8 @@ pub(crate) mod rf {
     pub const EPOLLED: u32 = 1 << 4;
     /// Went through its first issue (IOSQE_ASYNC punt, link timeout).
     pub const ISSUED: u32 = 1 << 5;
+    /// DIRECT, on a file native AIO may take (see aio.rs).
+    pub const AIO: u32 = 1 << 6;
     /// -ETIME is a success here (IORING_TIMEOUT_ETIME_SUCCESS).
     pub const ETIME_OK: u32 = 1 << 7;
     /// The op's own error is a plain result (`OpDef::error_fails`).
@@ -671,7 +675,8 @@ fn issue_step(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Option<ReqPtr> {
             None
         }
         Issued::Blocking => {
-            if detach(ctx, req, mode) {
+            // Only the submitter's own thread has its credentials for io_submit.
+            if detach(ctx, req, mode) && !(mode == Mode::Inline && super::aio::submit(ctx, req)) {
                 io_wq::enqueue(ctx, req);
             }
             None

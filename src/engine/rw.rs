@@ -165,15 +165,17 @@ pub(crate) const RW: OpDef = OpDef {
 pub(crate) const RW_BUFSEL: OpDef = OpDef { buffer_select: true, creds: false, ..RW };
 
 /// What `file_kind` learned of an fd: the fd number (high half), uses
-/// left before it looks again (bits 4..32), buffered writes refuse
-/// RWF_NOWAIT (bit 3: ext4's do), a regular file or block device (bit 2),
-/// O_DIRECT (bit 1), known (bit 0). Indexed by the fd's low bits.
+/// left before it looks again (bits 5..32), native AIO refused it (bit 4),
+/// buffered writes refuse RWF_NOWAIT (bit 3: ext4's do), a regular file
+/// or block device (bit 2), O_DIRECT (bit 1), known (bit 0). Indexed by
+/// the fd's low bits.
 static FILES: [AtomicU64; 1024] = [const { AtomicU64::new(0) }; 1024];
 /// Uses of a learned answer before the file is looked at again.
 const RECHECK: u64 = 128;
 const K_DIRECT: u64 = 2;
 const K_REG: u64 = 4;
 const K_NOWAIT_WRITE_REFUSED: u64 = 8;
+const K_AIO_REFUSED: u64 = 16;
 
 /// What is known of `fd` (K_* bits). Cached per fd number and looked up
 /// again every so often. Only routing goes by it: a stale answer (the fd
@@ -182,33 +184,83 @@ const K_NOWAIT_WRITE_REFUSED: u64 = 8;
 fn file_kind(fd: i32) -> u64 {
     let slot = &FILES[fd as usize % FILES.len()];
     let e = slot.load(Ordering::Relaxed);
-    if e & 1 != 0 && (e >> 32) as i32 == fd && (e >> 4) & 0x0fff_ffff != 0 {
-        slot.store(e - 16, Ordering::Relaxed);
+    if e & 1 != 0 && (e >> 32) as i32 == fd && (e >> 5) & 0x07ff_ffff != 0 {
+        slot.store(e - 32, Ordering::Relaxed);
         return e;
     }
     let reg = complete_io(fd);
     // SAFETY: F_GETFL only reads the file's status flags.
     let d = reg && unsafe { libc::fcntl(fd, libc::F_GETFL) } & libc::O_DIRECT != 0;
-    let e = (fd as u32 as u64) << 32 | RECHECK << 4 | if reg { K_REG } else { 0 } | if d { K_DIRECT } else { 0 } | 1;
+    let e = (fd as u32 as u64) << 32 | RECHECK << 5 | if reg { K_REG } else { 0 } | if d { K_DIRECT } else { 0 } | 1;
     slot.store(e, Ordering::Relaxed);
     e
 }
 
-/// Notes that a buffered write to regular file `fd` refused RWF_NOWAIT.
-fn note_nowait_write_refused(fd: i32) {
+/// Notes `bit` (K_*) of what is known of `fd`.
+fn note(fd: i32, bit: u64) {
     let slot = &FILES[fd as usize % FILES.len()];
     let e = slot.load(Ordering::Relaxed);
     if e & 1 != 0 && (e >> 32) as i32 == fd {
-        slot.store(e | K_NOWAIT_WRITE_REFUSED, Ordering::Relaxed);
+        slot.store(e | bit, Ordering::Relaxed);
     }
 }
 
-/// Whether `fd` is a regular file or block device opened O_DIRECT, whose
-/// transfers wait for the device even with RWF_NOWAIT: those go to a
-/// worker at once, where the kernel would have them in flight without
-/// blocking the submitter (a hint, see `file_kind`).
-pub(crate) fn direct(fd: i32) -> bool {
-    file_kind(fd) & K_DIRECT != 0
+/// Notes that a buffered write to regular file `fd` refused RWF_NOWAIT.
+fn note_nowait_write_refused(fd: i32) {
+    note(fd, K_NOWAIT_WRITE_REFUSED);
+}
+
+/// Notes that native AIO refused O_DIRECT I/O on `fd` (a file system
+/// without non-blocking AIO, a write that must allocate): its requests go
+/// to workers until the file is looked at again.
+pub(crate) fn note_aio_refused(fd: i32) {
+    note(fd, K_AIO_REFUSED);
+}
+
+/// The iocb that has native AIO do request `r` (see aio.rs), detached on
+/// a dup of its own; None for what AIO cannot do as the kernel's io_uring
+/// would: the file position (offset -1), a selected buffer, the rest of a
+/// partial transfer, or a file AIO refused before (`rf::AIO` unset).
+pub(crate) fn aio_iocb(r: &mut Req) -> Option<crate::sys::aio::Iocb> {
+    use crate::sys::aio::*;
+    if r.sqe.off == u64::MAX || r.sqe.has(IOSQE_BUFFER_SELECT) || r.flags & rf::AIO == 0 {
+        return None;
+    }
+    let read = read_op(r.sqe.opcode);
+    let (op, buf, n) = if vec_io(r) {
+        let (buf, n) = match &data(r).iov {
+            Some(v) => (v.as_ptr() as u64, v.len() as u64),
+            None => (r.sqe.addr, r.sqe.len as u64),
+        };
+        (if read { IOCB_CMD_PREADV } else { IOCB_CMD_PWRITEV }, buf, n)
+    } else {
+        (if read { IOCB_CMD_PREAD } else { IOCB_CMD_PWRITE }, r.sqe.addr, r.sqe.len as u64)
+    };
+    if data(r).done != 0 {
+        return None;
+    }
+    let mut cb = Iocb {
+        aio_rw_flags: r.sqe.op_flags as i32 | libc::RWF_NOWAIT,
+        aio_lio_opcode: op,
+        aio_fildes: r.file as u32,
+        aio_buf: buf,
+        aio_nbytes: n,
+        aio_offset: r.sqe.off as i64,
+        ..Iocb::default()
+    };
+    if r.sqe.ioprio != 0 {
+        cb.aio_flags = IOCB_FLAG_IOPRIO;
+        cb.aio_reqprio = r.sqe.ioprio as i16;
+    }
+    Some(cb)
+}
+
+/// The CQE words for an AIO completion of `r` with `res`.
+pub(crate) fn aio_result(r: &mut Req, res: i64) -> (i32, u32) {
+    match finish(r, res as isize) {
+        Issued::Done(res, f) => (res, f),
+        _ => unreachable!(),
+    }
 }
 
 /// Whether a non-blocking attempt at this transfer is known to be futile:
@@ -440,8 +492,9 @@ fn issue_rw(r: &mut Req, mode: Mode) -> Issued {
     let user_nowait = r.sqe.op_flags as i32 & libc::RWF_NOWAIT != 0;
     if mode != Mode::Worker && !user_nowait {
         if skip_nowait(r.file, !read_op(r.sqe.opcode)) {
-            if direct(r.file) {
-                r.flags |= rf::DIRECT;
+            let k = file_kind(r.file);
+            if k & K_DIRECT != 0 {
+                r.flags |= rf::DIRECT | if k & K_AIO_REFUSED == 0 { rf::AIO } else { 0 };
             }
             return Issued::Blocking;
         }

@@ -649,6 +649,7 @@ pub(crate) fn shutdown(r: RingRef) {
     if table::LIVE.load(Ordering::Acquire) == 0 {
         super::io_wq::idle_exit();
         super::creds::stop_nursery();
+        super::aio::maybe_stop();
         super::reactor::maybe_stop();
         super::futex::maybe_stop();
     }

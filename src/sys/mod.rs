@@ -7,6 +7,7 @@
 #![allow(non_camel_case_types)]
 #![allow(non_upper_case_globals)]
 
+pub mod aio;
 pub mod consts;
 pub mod env;
 pub mod flat_sqe;

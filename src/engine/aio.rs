@@ -1,0 +1,237 @@
+//! O_DIRECT reads and writes in flight on the kernel's native AIO, as the
+//! kernel's io_uring has them in flight: no thread waits for the device.
+//!
+//! The submitting thread hands the request to io_submit(2) with RWF_NOWAIT,
+//! under its own credentials, on the request's dup of the file (see
+//! `req::detach`). The reactor reaps the completions (an eventfd of this
+//! module's in its epoll set) and posts them. What AIO refuses at once, or
+//! completes with -EAGAIN (a write that must allocate, a tag the device
+//! cannot spare), goes to a worker that blocks on it, as io_uring punts
+//! the same requests to io-wq.
+//!
+//! One AIO context per process, made on first use and destroyed with the
+//! last ring. A request on AIO is listed in state INFLIGHT, which no
+//! cancel takes (the kernel cannot take back I/O the device has either:
+//! a cancel finds nothing, -ENOENT); the ring's exit waits for it.
+//!
+//! Who touches what: the context id, the eventfd and `INFLIGHT` are
+//! atomics; the request belongs to the reactor from io_submit's success
+//! until its event is reaped.
+//!
+//! LIBURING_RS_AIO=0 turns it off: O_DIRECT I/O then runs on workers.
+
+use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicU8, Ordering};
+
+use super::ctx::Ctx;
+use super::lock::Mutex;
+use super::req::{self, rf, st, Mode, ReqPtr};
+use super::{io_wq, os, reactor, table};
+use crate::sys::aio::{self as sys, AioContext, IoEvent, IOCB_FLAG_RESFD};
+
+/// Requests one context holds in flight; past that, workers take them.
+const NR: u32 = 1024;
+
+/// The context id (0: none yet, or none to be had).
+static ID: AtomicU64 = AtomicU64::new(0);
+/// The eventfd AIO signals at each completion (engine number).
+static EFD: AtomicI32 = AtomicI32::new(-1);
+/// Requests submitted and not yet reaped.
+static INFLIGHT: AtomicU32 = AtomicU32::new(0);
+/// 0: not looked at; ON; OFF (LIBURING_RS_AIO=0, or io_setup refused).
+static USE: AtomicU8 = AtomicU8::new(0);
+const ON: u8 = 1;
+const OFF: u8 = 2;
+/// The `os::epoch` of `EFD`.
+static EPOCH: AtomicU32 = AtomicU32::new(0);
+/// Serialises making and destroying the context.
+static MAKE: Mutex<()> = Mutex::new(());
+
+/// The context and its eventfd, made on first use; None when AIO is off
+/// or cannot be had here (a seccomp filter, aio-max-nr reached).
+fn context() -> Option<(AioContext, i32)> {
+    let id = ID.load(Ordering::Acquire);
+    if id != 0 && EPOCH.load(Ordering::Relaxed) == os::epoch() {
+        return Some((id, EFD.load(Ordering::Relaxed)));
+    }
+    if USE.load(Ordering::Relaxed) == OFF {
+        return None;
+    }
+    make()
+}
+
+#[cold]
+fn make() -> Option<(AioContext, i32)> {
+    let _g = MAKE.lock();
+    let id = ID.load(Ordering::Acquire);
+    if id != 0 {
+        if EPOCH.load(Ordering::Relaxed) == os::epoch() {
+            return Some((id, EFD.load(Ordering::Relaxed)));
+        }
+        // Engine fds were lost: a fresh eventfd (the old number may be
+        // the program's now). Requests signalling the old one are found
+        // by the reactor's periodic look.
+        let efd = os::eventfd();
+        if efd < 0 || reactor::add_aio(efd).is_err() {
+            os::close(efd);
+            return None;
+        }
+        EFD.store(efd, Ordering::Relaxed);
+        EPOCH.store(os::epoch(), Ordering::Relaxed);
+        return Some((id, efd));
+    }
+    if USE.load(Ordering::Relaxed) == 0 {
+        let on = crate::sys::env::get(c"LIBURING_RS_AIO") != Some(b"0");
+        USE.store(if on { ON } else { OFF }, Ordering::Relaxed);
+    }
+    if USE.load(Ordering::Relaxed) == OFF {
+        return None;
+    }
+    let efd = os::eventfd();
+    if efd < 0 {
+        return None;
+    }
+    let mut id: AioContext = 0;
+    if sys::io_setup(NR, &mut id) < 0 {
+        os::close(efd);
+        // Refused for good (ENOSYS, EPERM), or for now (EAGAIN: the
+        // system's aio-max-nr): workers serve either way.
+        USE.store(OFF, Ordering::Relaxed);
+        return None;
+    }
+    if reactor::add_aio(efd).is_err() {
+        sys::io_destroy(id);
+        os::close(efd);
+        return None;
+    }
+    EFD.store(efd, Ordering::Relaxed);
+    EPOCH.store(os::epoch(), Ordering::Relaxed);
+    ID.store(id, Ordering::Release);
+    Some((id, efd))
+}
+
+/// Requests on AIO now.
+pub(crate) fn inflight() -> u32 {
+    INFLIGHT.load(Ordering::Acquire)
+}
+
+/// Puts `req` (owned, detached, on its own dup) in flight on AIO; false
+/// if it cannot go there, and the caller queues it for a worker.
+pub(crate) fn submit(ctx: &Ctx, req: ReqPtr) -> bool {
+    // SAFETY: the caller owns the request.
+    let r = unsafe { req.get() };
+    // A forked ring's sharers post for each other; AIO completions reach
+    // only the process that submitted.
+    if r.flags & rf::AIO == 0 || r.flags & rf::OWN_FILE == 0 || ctx.forked.load(Ordering::Relaxed) {
+        return false;
+    }
+    let Some(mut cb) = super::rw::aio_iocb(r) else { return false };
+    let Some((id, efd)) = context() else { return false };
+    if INFLIGHT.fetch_add(1, Ordering::AcqRel) >= NR {
+        INFLIGHT.fetch_sub(1, Ordering::AcqRel);
+        return false;
+    }
+    cb.aio_data = req.addr();
+    cb.aio_flags |= IOCB_FLAG_RESFD;
+    cb.aio_resfd = efd as u32;
+    // Noted on the program's fd, which routing looks at.
+    let fd = if r.sqe.has(crate::sys::IOSQE_FIXED_FILE) { -1 } else { r.sqe.fd };
+    // Listed first: the reactor may reap it before io_submit returns.
+    ctx.list(req, st::INFLIGHT);
+    let p = &mut cb as *mut sys::Iocb;
+    // SAFETY: `cb` lives across the call; the buffers and iovecs it names
+    // are the request's to give (the kernel copies the iovecs here).
+    let n = unsafe { sys::io_submit(id, core::slice::from_ref(&p)) };
+    if n == 1 {
+        return true;
+    }
+    // Refused before it started (a file without non-blocking AIO, a full
+    // context): still ours, and a worker does it.
+    ctx.unlist(req);
+    req.state().store(st::IDLE, Ordering::Release);
+    INFLIGHT.fetch_sub(1, Ordering::AcqRel);
+    if (n == -libc::EOPNOTSUPP || n == -libc::EINVAL) && fd >= 0 {
+        super::rw::note_aio_refused(fd);
+    }
+    false
+}
+
+/// The reactor's part: posts every completed request (its eventfd fired,
+/// or a periodic look while some are in flight).
+pub(crate) fn reap() {
+    let id = ID.load(Ordering::Acquire);
+    if id == 0 {
+        return;
+    }
+    if EPOCH.load(Ordering::Relaxed) == os::epoch() {
+        os::eventfd_drain(EFD.load(Ordering::Relaxed));
+    }
+    let mut evs = [IoEvent::default(); 64];
+    loop {
+        let n = sys::io_getevents_now(id, &mut evs);
+        if n <= 0 {
+            return;
+        }
+        for ev in &evs[..n as usize] {
+            done(ev);
+        }
+        if (n as usize) < evs.len() {
+            return;
+        }
+    }
+}
+
+fn done(ev: &IoEvent) {
+    // SAFETY: `aio_data` is the address of a request we submitted, which
+    // stayed alive and ours-in-flight until this, its only event.
+    let req = unsafe { ReqPtr::from_addr(ev.data) };
+    // SAFETY: the request is the reactor's now.
+    let ctx = unsafe { req.get() }.ctx();
+    // Its ring cannot be freed while we post to it.
+    let _ring = table::hold(ctx);
+    ctx.unlist(req);
+    req.state().store(st::IDLE, Ordering::Release);
+    INFLIGHT.fetch_sub(1, Ordering::AcqRel);
+    if ev.res == -(libc::EAGAIN as i64) {
+        // Would have blocked: a worker blocks on it, as io-wq would. The
+        // file's next requests go straight there for a while: the next
+        // write past the end or into a hole would be refused too.
+        // SAFETY: as above.
+        let r = unsafe { req.get() };
+        if !r.sqe.has(crate::sys::IOSQE_FIXED_FILE) {
+            super::rw::note_aio_refused(r.sqe.fd);
+        }
+        io_wq::enqueue(ctx, req);
+        return;
+    }
+    // SAFETY: as above.
+    let (res, cflags) = super::rw::aio_result(unsafe { req.get() }, ev.res);
+    req::complete(ctx, req, res, cflags, Mode::Reactor);
+}
+
+/// The last ring went: the context goes too once nothing is in flight,
+/// so an idle process holds neither it nor its eventfd.
+pub(crate) fn maybe_stop() {
+    let _g = MAKE.lock();
+    let id = ID.load(Ordering::Acquire);
+    if id == 0 || INFLIGHT.load(Ordering::Acquire) != 0 || table::LIVE.load(Ordering::Acquire) != 0 {
+        return;
+    }
+    ID.store(0, Ordering::Release);
+    let efd = EFD.swap(-1, Ordering::Relaxed);
+    reactor::forget_aio(efd);
+    sys::io_destroy(id);
+    os::close(efd);
+}
+
+/// In a forked child: the context is the parent's (the child's io_submit
+/// would be refused) and so are the requests in flight.
+///
+/// # Safety
+/// Only from the atfork child handler.
+pub(crate) unsafe fn after_fork_child() {
+    // SAFETY: forwarded contract.
+    unsafe { MAKE.reset_after_fork() };
+    ID.store(0, Ordering::Relaxed);
+    INFLIGHT.store(0, Ordering::Relaxed);
+    os::close(EFD.swap(-1, Ordering::Relaxed));
+}
