@@ -19,7 +19,9 @@
  *   write is cancelled before it started: never both a cancel and a
  *   finished write.
  * - io_uring_queue_exit with 32 writes in flight returns, and the
- *   engine's fds go with the ring.
+ *   engine's fds go with the ring (with the process's only ring, and
+ *   beside another).
+ * - The writes and reads again on a DEFER_TASKRUN ring and an SQPOLL one.
  * - A forked child does the same I/O on a ring of its own.
  * On the engine the test runs again with LIBURING_RS_AIO=0, which sends
  * O_DIRECT I/O to workers instead: the results must be the same.
@@ -94,6 +96,9 @@ static int reap(struct io_uring *ring, unsigned nr, const int *want)
 
 		if (w > most)
 			most = w;
+		/* A DEFER_TASKRUN ring posts only inside a call. */
+		if (io_uring_peek_cqe(ring, &cqe))
+			io_uring_get_events(ring);
 		while (io_uring_peek_cqe(ring, &cqe) == 0) {
 			CHECK_EQ(cqe->res, want[cqe->user_data], "result of request");
 			io_uring_cqe_seen(ring, cqe);
@@ -352,13 +357,41 @@ static void holes(struct io_uring *ring, int fd, uint64_t seed)
 	CHECK_EQ(ftruncate(fd, FILE_LEN), 0, "ftruncate back");
 }
 
-static void setup_ring(struct io_uring *ring, int fd)
+static void setup_ring_flags(struct io_uring *ring, int fd, unsigned flags)
 {
 	struct iovec reg = { buf, (size_t)NR * BS };
 
-	CHECK_EQ(io_uring_queue_init(64, ring, 0), 0, "setup");
+	CHECK_EQ(io_uring_queue_init(64, ring, flags), 0, "setup");
 	CHECK_EQ(io_uring_register_buffers(ring, &reg, 1), 0, "register buffers");
 	CHECK_EQ(io_uring_register_files(ring, &fd, 1), 0, "register files");
+}
+
+static void setup_ring(struct io_uring *ring, int fd)
+{
+	setup_ring_flags(ring, fd, 0);
+}
+
+/* The same writes and reads on a ring whose completions wait for the
+ * submitter's next call (DEFER_TASKRUN), and on one an SQ thread submits
+ * for (skipped where the kernel lacks either). */
+static void other_rings(const char *path, int *fd, uint64_t seed)
+{
+	unsigned flags[] = { IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_SQPOLL };
+
+	for (unsigned i = 0; i < 2; i++) {
+		struct io_uring ring;
+		int ret = io_uring_queue_init(4, &ring, flags[i]);
+
+		if (ret == -EINVAL) {
+			tu_lacks(i ? "IORING_SETUP_SQPOLL" : "IORING_SETUP_DEFER_TASKRUN");
+			continue;
+		}
+		CHECK_EQ(ret, 0, "setup");
+		io_uring_queue_exit(&ring);
+		setup_ring_flags(&ring, *fd, flags[i]);
+		batch(&ring, path, fd, seed + i, 0);
+		io_uring_queue_exit(&ring);
+	}
 }
 
 /* A temporary file with every block written and out of the page cache
@@ -397,6 +430,9 @@ int main(int argc, char **argv)
 	CHECK_EQ(posix_memalign((void **)&buf, 4096, (size_t)NR * 2 * BS), 0, "memalign");
 	CHECK_EQ(posix_memalign((void **)&tmp, 4096, BS), 0, "memalign");
 	dfd = direct_file(path, sizeof(path));
+	/* First, as the process's only ring: its exit also ends the engine's
+	 * AIO context and threads. */
+	exit_in_flight(path, ++seed);
 	setup_ring(&ring, dfd);
 
 	/* In flight together; on native AIO, without a thread each. */
@@ -415,6 +451,8 @@ int main(int argc, char **argv)
 	holes(&ring, dfd, ++seed);
 	cancel(&ring, dfd, ++seed);
 	exit_in_flight(path, ++seed);
+	other_rings(path, &dfd, ++seed);
+	++seed;
 
 	pid = fork();
 	CHECK(pid >= 0, "fork: %s", strerror(errno));
@@ -448,6 +486,5 @@ int main(int argc, char **argv)
 		CHECK_EQ(waitpid(pid, &status, 0), pid, "waitpid");
 		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "with LIBURING_RS_AIO=0: status %#x", status);
 	}
-	tu_pass();
-	return 0;
+	return tu_done();
 }

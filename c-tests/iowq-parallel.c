@@ -3,9 +3,11 @@
  * Blocking file I/O runs in parallel where the kernel's does, and one at a
  * time where the kernel's io-wq serialises it. Threads inside a write are
  * counted through /proc/self/task/N/syscall while requests are in flight.
- * - 32 O_DIRECT writes to one file: on the engine more than one worker is
- *   inside a write at the same moment (the kernel issues them without any
- *   thread; there the test checks that they all land).
+ * - 32 O_DIRECT writes into the holes of one file: on the engine more
+ *   than one worker is inside a write at the same moment (writes that must
+ *   allocate are refused by native AIO's non-blocking attempt and go to
+ *   workers, as the kernel's go to io-wq; engine-aio.c covers overwrites,
+ *   which stay on AIO). The kernel checks that they all land.
  * - 32 buffered writes to one file with IOSQE_ASYNC: never more than one
  *   worker inside a write at once (io-wq hashes them by inode), while
  *   buffered writes split over two files do overlap. Their data comes from

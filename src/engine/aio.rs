@@ -28,8 +28,10 @@ use super::req::{self, rf, st, Mode, ReqPtr};
 use super::{io_wq, os, reactor, table};
 use crate::sys::aio::{self as sys, AioContext, IoEvent, IOCB_FLAG_RESFD};
 
-/// Requests one context holds in flight; past that, workers take them.
-const NR: u32 = 1024;
+/// Requests the context holds in flight; past that, workers take them.
+/// Modest, as the kernel counts twice that against the system-wide
+/// aio-max-nr (65536) that programs using AIO themselves share.
+const NR: u32 = 256;
 
 /// The context id (0: none yet, or none to be had).
 static ID: AtomicU64 = AtomicU64::new(0);
