@@ -22,6 +22,9 @@
  *   engine's fds go with the ring (with the process's only ring, and
  *   beside another).
  * - The writes and reads again on a DEFER_TASKRUN ring and an SQPOLL one.
+ * - An fd number (plain, or registered) that was O_DIRECT and now holds
+ *   the file opened buffered: whole buffered writes and reads, also where
+ *   half the range is in the page cache.
  * - A forked child does the same I/O on a ring of its own.
  * On the engine the test runs again with LIBURING_RS_AIO=0, which sends
  * O_DIRECT I/O to workers instead: the results must be the same.
@@ -357,6 +360,62 @@ static void holes(struct io_uring *ring, int fd, uint64_t seed)
 	CHECK_EQ(ftruncate(fd, FILE_LEN), 0, "ftruncate back");
 }
 
+/* One request on `ring` (IOSQE_FIXED_FILE with index 0 if `fixed`);
+ * returns its result. */
+static int one_rw(struct io_uring *ring, int fd, int fixed, int write, char *b, unsigned len, off_t off)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	uint64_t ud;
+	int res;
+
+	if (write)
+		io_uring_prep_write(sqe, fixed ? 0 : fd, b, len, off);
+	else
+		io_uring_prep_read(sqe, fixed ? 0 : fd, b, len, off);
+	if (fixed)
+		sqe->flags |= IOSQE_FIXED_FILE;
+	CHECK_EQ(io_uring_submit(ring), 1, "submit");
+	one(ring, &ud, &res);
+	return res;
+}
+
+/* An fd number (the program's, or the engine's for a registered file)
+ * that was O_DIRECT and now holds the same file opened buffered: its
+ * writes and reads are buffered ones, whole, even where only part of the
+ * range is in the page cache. */
+static void stale_hint(struct io_uring *ring, const char *path, uint64_t seed)
+{
+	for (int fixed = 0; fixed < 2; fixed++) {
+		int dfd = open(path, O_RDWR | O_DIRECT), bfd;
+
+		CHECK(dfd >= 0, "open: %s", strerror(errno));
+		if (fixed)
+			CHECK_EQ(io_uring_register_files(ring, &dfd, 1), 0, "register O_DIRECT file");
+		tu_pattern_fill(buf, 2 * BS, seed, 9 * BS);
+		CHECK_EQ(one_rw(ring, dfd, fixed, 1, buf, 2 * BS, 9 * BS), 2 * BS, "O_DIRECT write");
+		if (fixed)
+			CHECK_EQ(io_uring_unregister_files(ring), 0, "unregister");
+		close(dfd);
+		bfd = open(path, O_RDWR);
+		CHECK(bfd >= 0, "open: %s", strerror(errno));
+		if (fixed)
+			CHECK_EQ(io_uring_register_files(ring, &bfd, 1), 0, "register buffered file");
+		tu_pattern_fill(buf, 2 * BS, seed + 1, 9 * BS);
+		CHECK_EQ(one_rw(ring, bfd, fixed, 1, buf, 2 * BS, 9 * BS), 2 * BS, "buffered write");
+		CHECK_EQ(fdatasync(bfd), 0, "fdatasync");
+		CHECK_EQ(posix_fadvise(bfd, 0, 0, POSIX_FADV_DONTNEED), 0, "fadvise");
+		/* The first half cached, the second not. */
+		tu_pread_all(bfd, tmp, BS, 9 * BS);
+		memset(buf, 0, 2 * BS);
+		CHECK_EQ(one_rw(ring, bfd, fixed, 0, buf, 2 * BS, 9 * BS), 2 * BS, "buffered read, half cached");
+		CHECK(tu_pattern_check(buf, 2 * BS, seed + 1, 9 * BS) < 0, "data of the buffered read");
+		if (fixed)
+			CHECK_EQ(io_uring_unregister_files(ring), 0, "unregister");
+		close(bfd);
+		seed += 2;
+	}
+}
+
 static void setup_ring_flags(struct io_uring *ring, int fd, unsigned flags)
 {
 	struct iovec reg = { buf, (size_t)NR * BS };
@@ -453,6 +512,14 @@ int main(int argc, char **argv)
 	exit_in_flight(path, ++seed);
 	other_rings(path, &dfd, ++seed);
 	++seed;
+	{
+		struct io_uring plain;
+
+		CHECK_EQ(io_uring_queue_init(8, &plain, 0), 0, "setup");
+		stale_hint(&plain, path, ++seed);
+		io_uring_queue_exit(&plain);
+		seed += 4;
+	}
 
 	pid = fork();
 	CHECK(pid >= 0, "fork: %s", strerror(errno));

@@ -5,9 +5,14 @@
 //! under its own credentials, on the request's dup of the file (see
 //! `req::detach`). The reactor reaps the completions (an eventfd of this
 //! module's in its epoll set) and posts them. What AIO refuses at once, or
-//! completes with -EAGAIN (a write that must allocate, a tag the device
-//! cannot spare), goes to a worker that blocks on it, as io_uring punts
-//! the same requests to io-wq.
+//! completes with -EAGAIN or -EOPNOTSUPP (a write that must allocate, a
+//! tag the device cannot spare), goes to a worker that blocks on it, as
+//! io_uring punts the same requests to io-wq. Only a dup found open
+//! O_DIRECT goes to AIO (see `rw::aio_iocb`).
+//!
+//! AIO posts no fsnotify event (inotify IN_ACCESS/IN_MODIFY, fanotify
+//! FAN_ACCESS/FAN_MODIFY) for its reads and writes, where io_uring and a
+//! worker's preadv2/pwritev2 do: a limit docs/engine.md names.
 //!
 //! One AIO context per process, made on first use and destroyed with the
 //! last ring. A request on AIO is listed in state INFLIGHT, which no
@@ -193,8 +198,10 @@ fn done(ev: &IoEvent) {
     ctx.unlist(req);
     req.state().store(st::IDLE, Ordering::Release);
     INFLIGHT.fetch_sub(1, Ordering::AcqRel);
-    if ev.res == -(libc::EAGAIN as i64) {
-        // Would have blocked: a worker blocks on it, as io-wq would. The
+    if ev.res == -(libc::EAGAIN as i64) || ev.res == -(libc::EOPNOTSUPP as i64) {
+        // Would have blocked, or cannot go without blocking (the kernel's
+        // io_write takes EOPNOTSUPP for EAGAIN too): a worker blocks on
+        // it, as io-wq would. The
         // file's next requests go straight there for a while: the next
         // write past the end or into a hole would be refused too.
         // SAFETY: as above.

@@ -236,7 +236,7 @@ pub(crate) fn aio_iocb(r: &mut Req) -> Option<crate::sys::aio::Iocb> {
     } else {
         (if read { IOCB_CMD_PREAD } else { IOCB_CMD_PWRITE }, r.sqe.addr, r.sqe.len as u64)
     };
-    if data(r).done != 0 {
+    if data(r).done != 0 || !dup_direct(r) {
         return None;
     }
     let mut cb = Iocb {
@@ -253,6 +253,19 @@ pub(crate) fn aio_iocb(r: &mut Req) -> Option<crate::sys::aio::Iocb> {
         cb.aio_reqprio = r.sqe.ioprio as i16;
     }
     Some(cb)
+}
+
+/// Whether the request's own dup is open O_DIRECT. `rf::AIO` comes from a
+/// hint about the program's fd number (`file_kind`), which may be stale;
+/// only O_DIRECT I/O behaves on AIO as on io_uring (a buffered read may
+/// come back short where io_uring would carry on).
+fn dup_direct(r: &Req) -> bool {
+    match &r.io {
+        // `file_hash` looked at a regular file's flags when it was made.
+        OpData::Rw(RwData { shared: Some(s), .. }) if s.fd == r.file && s.kind & HASH_REG != 0 => s.kind & HASHED == 0,
+        // SAFETY: F_GETFL only reads the file's status flags.
+        _ => (unsafe { libc::fcntl(r.file, libc::F_GETFL) } & libc::O_DIRECT) != 0,
+    }
 }
 
 /// The CQE words for an AIO completion of `r` with `res`.
