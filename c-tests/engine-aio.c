@@ -29,7 +29,6 @@
  * On the engine the test runs again with LIBURING_RS_AIO=0, which sends
  * O_DIRECT I/O to workers instead: the results must be the same.
  */
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -43,34 +42,18 @@
 #define BS 4096
 #define FILE_LEN ((off_t)NR * 4 * BS)
 
-static pid_t self;
 static char *buf, *tmp;
+
+static int io_worker_name(const char *comm)
+{
+	return !strncmp(comm, "iou-wrk-", 8);
+}
 
 /* Threads of this process named as io workers (iou-wrk-PID): the
  * engine's workers, or the kernel's io-wq threads. */
 static int workers(void)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
-
-	CHECK(d != NULL, "opendir /proc/self/task: %s", strerror(errno));
-	while ((e = readdir(d))) {
-		char path[300], name[32];
-		int fd, len;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		fd = open(path, O_RDONLY);
-		if (fd < 0)
-			continue;
-		len = read(fd, name, sizeof(name) - 1);
-		close(fd);
-		n += len > 8 && !strncmp(name, "iou-wrk-", 8);
-	}
-	closedir(d);
-	return n;
+	return tu_count_tasks("comm", io_worker_name, 0);
 }
 
 /* Whether the engine may use native AIO in this process. */
@@ -200,6 +183,21 @@ static void one(struct io_uring *ring, uint64_t *ud, int *res)
 	io_uring_cqe_seen(ring, cqe);
 }
 
+/* Submits the `n` SQEs prepared (user_data 1..n) and reaps their CQEs
+ * into got[user_data]. */
+static void submit_and_reap(struct io_uring *ring, int n, int *got, const char *what)
+{
+	uint64_t ud;
+	int res;
+
+	CHECK_EQ(io_uring_submit(ring), n, what);
+	for (int i = 0; i < n; i++) {
+		one(ring, &ud, &res);
+		CHECK(ud >= 1 && ud <= (uint64_t)n, "%s: user_data %llu", what, (unsigned long long)ud);
+		got[ud] = res;
+	}
+}
+
 static void chains(struct io_uring *ring, int fd, uint64_t seed)
 {
 	struct io_uring_sqe *sqe;
@@ -238,12 +236,7 @@ static void chains(struct io_uring *ring, int fd, uint64_t seed)
 	sqe = io_uring_get_sqe(ring);
 	io_uring_prep_nop(sqe);
 	sqe->user_data = 2;
-	CHECK_EQ(io_uring_submit(ring), 2, "submit short chain");
-	for (int i = 0; i < 2; i++) {
-		one(ring, &ud, &res);
-		CHECK(ud == 1 || ud == 2, "short chain user_data %llu", (unsigned long long)ud);
-		got[ud] = res;
-	}
+	submit_and_reap(ring, 2, got, "short chain");
 	CHECK_EQ(got[1], BS, "read across the end");
 	CHECK_EQ(got[2], -ECANCELED, "link behind a short read");
 }
@@ -252,8 +245,7 @@ static void errors(struct io_uring *ring, int fd)
 {
 	char *none = mmap(NULL, BS, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	struct io_uring_sqe *sqe;
-	uint64_t ud;
-	int res, got[3];
+	int got[3];
 
 	CHECK(none != MAP_FAILED, "mmap: %s", strerror(errno));
 	sqe = io_uring_get_sqe(ring);
@@ -262,12 +254,7 @@ static void errors(struct io_uring *ring, int fd)
 	sqe = io_uring_get_sqe(ring);
 	io_uring_prep_write(sqe, fd, none, BS, 0);
 	sqe->user_data = 2;
-	CHECK_EQ(io_uring_submit(ring), 2, "submit bad writes");
-	for (int i = 0; i < 2; i++) {
-		one(ring, &ud, &res);
-		CHECK(ud == 1 || ud == 2, "bad write user_data %llu", (unsigned long long)ud);
-		got[ud] = res;
-	}
+	submit_and_reap(ring, 2, got, "bad writes");
 	/* As the same write by pwrite(2) on this file system (ext4 refuses a
 	 * misaligned buffer; tmpfs takes it). */
 	CHECK_EQ(got[1], pwrite(fd, buf + 1, BS, 0) < 0 ? -errno : BS, "misaligned buffer");
@@ -279,8 +266,6 @@ static void cancel(struct io_uring *ring, int fd, uint64_t seed)
 {
 	struct io_uring_sqe *sqe;
 	int rounds = 20, got[3];
-	uint64_t ud;
-	int res;
 
 	while (rounds--) {
 		tu_pattern_fill(buf, BS, seed, 7 * BS);
@@ -290,12 +275,7 @@ static void cancel(struct io_uring *ring, int fd, uint64_t seed)
 		sqe = io_uring_get_sqe(ring);
 		io_uring_prep_cancel64(sqe, 1, 0);
 		sqe->user_data = 2;
-		CHECK_EQ(io_uring_submit(ring), 2, "submit write and cancel");
-		for (int i = 0; i < 2; i++) {
-			one(ring, &ud, &res);
-			CHECK(ud == 1 || ud == 2, "cancel user_data %llu", (unsigned long long)ud);
-			got[ud] = res;
-		}
+		submit_and_reap(ring, 2, got, "write and cancel");
 		if (got[2] == 0)
 			CHECK_EQ(got[1], -ECANCELED, "write the cancel took");
 		else
@@ -485,7 +465,6 @@ int main(int argc, char **argv)
 
 	(void)argc;
 	tu_set_name(argv[0]);
-	self = syscall(SYS_gettid);
 	CHECK_EQ(posix_memalign((void **)&buf, 4096, (size_t)NR * 2 * BS), 0, "memalign");
 	CHECK_EQ(posix_memalign((void **)&tmp, 4096, BS), 0, "memalign");
 	dfd = direct_file(path, sizeof(path));

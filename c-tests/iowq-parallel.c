@@ -19,7 +19,6 @@
  *   are inside a write.
  * Every write's result and the data are checked on either engine.
  */
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -33,34 +32,15 @@
 
 static pid_t self;
 
+static int in_pwritev2(const char *syscall_line)
+{
+	return atol(syscall_line) == SYS_pwritev2;
+}
+
 /* Threads of this process (the caller aside) inside pwritev2 right now. */
 static int writers(void)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
-
-	CHECK(d != NULL, "opendir /proc/self/task: %s", strerror(errno));
-	while ((e = readdir(d))) {
-		char path[300], buf[64];
-		int fd, len;
-
-		if (e->d_name[0] == '.' || atoi(e->d_name) == self)
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/syscall", e->d_name);
-		fd = open(path, O_RDONLY);
-		if (fd < 0)
-			continue;
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len > 0) {
-			buf[len] = 0;
-			if (atol(buf) == SYS_pwritev2)
-				n++;
-		}
-	}
-	closedir(d);
-	return n;
+	return tu_count_tasks("syscall", in_pwritev2, self);
 }
 
 /* Submits `nr` writes of `len` bytes (fd[i % nfd], slot i) from `buf`,

@@ -450,6 +450,39 @@ static inline int tu_kernel_io_thread(const char *tid)
 	return (flags & 0x10) != 0;
 }
 
+/*
+ * Threads of this process, thread `skip` aside (0: none), whose
+ * /proc/self/task/TID/`file` reads as text that `match` accepts (the
+ * first 63 bytes). Fails the test if /proc/self/task cannot be read.
+ */
+static inline int tu_count_tasks(const char *file, int (*match)(const char *text), pid_t skip)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	CHECK(d != NULL, "opendir /proc/self/task: %s", strerror(errno));
+	while ((e = readdir(d))) {
+		char path[300], text[64];
+		int fd, len;
+
+		if (e->d_name[0] == '.' || atoi(e->d_name) == skip)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/%s", e->d_name, file);
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		len = read(fd, text, sizeof(text) - 1);
+		close(fd);
+		if (len > 0) {
+			text[len] = 0;
+			n += match(text) != 0;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
 /* Threads of this process (-1 if /proc/self/task is unavailable). */
 static inline int tu_count_threads(void)
 {
