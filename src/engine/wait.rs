@@ -86,8 +86,12 @@ pub(crate) unsafe fn enter(
     // watch the ring fd through another file (an epoll set holding it),
     // and the kernel's fires when the CQE that made the fd readable is
     // posted; here it fires once its set is served, which a reset first
-    // would prevent.
+    // would prevent. Nor when the caller is about to wait in this call: it
+    // waits for CQEs here, not on the ring fd, and a reset each time costs
+    // a drain and the next CQE a signal (four system calls a round).
+    let waits_here = flags & IORING_ENTER_GETEVENTS != 0 && min_complete != 0;
     if ctx.fd_signalled.load(Ordering::Relaxed)
+        && !waits_here
         && ctx.cq_ready() == 0
         && !ctx.inner.lock().armed.is_empty()
         && ctx.ready.is_idle()
