@@ -221,12 +221,15 @@ extern "C" fn main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
     loop {
         let (epfd, cap) = {
             let mut s = R.lock();
+            // An AIO context outlives its last ring only when a ring came
+            // up as it was being destroyed: its eventfd is ours to watch.
             let aio = super::aio::inflight() != 0;
             if table::LIVE.load(Ordering::Acquire) == 0
                 && s.timers.is_empty()
                 && s.watched.is_empty()
                 && s.sets == 0
                 && !aio
+                && s.aio < 0
             {
                 if fds_ok(&s) {
                     close_fds(s.epfd, s.wakefd, s.timerfd);
