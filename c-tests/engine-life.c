@@ -33,31 +33,17 @@ static int count_threads(void)
 	return n;
 }
 
+static int state_running(const char *stat)
+{
+	const char *p = strrchr(stat, ')');
+
+	return p && p[1] && p[2] == 'R';
+}
+
 /* Threads other than this one that are running (state R). */
 static int running_threads(void)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
-	pid_t self = gettid();
-
-	CHECK(d, "opendir /proc/self/task");
-	while ((e = readdir(d))) {
-		char path[300], buf[256], *p;
-		FILE *f;
-
-		if (e->d_name[0] == '.' || atoi(e->d_name) == self)
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[2] == 'R')
-			n++;
-		fclose(f);
-	}
-	closedir(d);
-	return n;
+	return tu_count_tasks("stat", state_running, gettid());
 }
 
 /* Waits up to 3 s for the thread count to drop to `want`. */

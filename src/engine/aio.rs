@@ -66,25 +66,16 @@ fn context() -> Option<(AioContext, i32)> {
     make()
 }
 
+/// Makes the context (once) and, for the current `os::epoch`, its
+/// eventfd: after engine fds were lost the old number may be the
+/// program's now, and requests signalling it are found by the reactor's
+/// periodic look.
 #[cold]
 fn make() -> Option<(AioContext, i32)> {
     let _g = MAKE.lock();
-    let id = ID.load(Ordering::Acquire);
-    if id != 0 {
-        if EPOCH.load(Ordering::Relaxed) == os::epoch() {
-            return Some((id, EFD.load(Ordering::Relaxed)));
-        }
-        // Engine fds were lost: a fresh eventfd (the old number may be
-        // the program's now). Requests signalling the old one are found
-        // by the reactor's periodic look.
-        let efd = os::eventfd();
-        if efd < 0 || reactor::add_aio(efd).is_err() {
-            os::close(efd);
-            return None;
-        }
-        EFD.store(efd, Ordering::Relaxed);
-        EPOCH.store(os::epoch(), Ordering::Relaxed);
-        return Some((id, efd));
+    let old = ID.load(Ordering::Acquire);
+    if old != 0 && EPOCH.load(Ordering::Relaxed) == os::epoch() {
+        return Some((old, EFD.load(Ordering::Relaxed)));
     }
     if USE.load(Ordering::Relaxed) == 0 {
         let on = crate::sys::env::get(c"LIBURING_RS_AIO") != Some(b"0");
@@ -97,8 +88,8 @@ fn make() -> Option<(AioContext, i32)> {
     if efd < 0 {
         return None;
     }
-    let mut id: AioContext = 0;
-    if sys::io_setup(NR, &mut id) < 0 {
+    let mut id = old;
+    if id == 0 && sys::io_setup(NR, &mut id) < 0 {
         os::close(efd);
         // Refused for good (ENOSYS, EPERM), or for now (EAGAIN: the
         // system's aio-max-nr): workers serve either way.
@@ -106,7 +97,9 @@ fn make() -> Option<(AioContext, i32)> {
         return None;
     }
     if reactor::add_aio(efd).is_err() {
-        sys::io_destroy(id);
+        if old == 0 {
+            sys::io_destroy(id);
+        }
         os::close(efd);
         return None;
     }
@@ -131,8 +124,10 @@ pub(crate) fn submit(ctx: &Ctx, req: ReqPtr) -> bool {
     if r.flags & rf::AIO == 0 || r.flags & rf::OWN_FILE == 0 || ctx.forked.load(Ordering::Relaxed) {
         return false;
     }
-    let Some(mut cb) = super::rw::aio_iocb(r) else { return false };
+    // The context first: with AIO off, `aio_iocb`'s look at the dup's
+    // flags would be wasted.
     let Some((id, efd)) = context() else { return false };
+    let Some(mut cb) = super::rw::aio_iocb(r) else { return false };
     if INFLIGHT.fetch_add(1, Ordering::AcqRel) >= NR {
         INFLIGHT.fetch_sub(1, Ordering::AcqRel);
         return false;
@@ -201,9 +196,9 @@ fn done(ev: &IoEvent) {
     if ev.res == -(libc::EAGAIN as i64) || ev.res == -(libc::EOPNOTSUPP as i64) {
         // Would have blocked, or cannot go without blocking (the kernel's
         // io_write takes EOPNOTSUPP for EAGAIN too): a worker blocks on
-        // it, as io-wq would. The
-        // file's next requests go straight there for a while: the next
-        // write past the end or into a hole would be refused too.
+        // it, as io-wq would. The file's next requests go straight there
+        // for a while: the next write past the end or into a hole would
+        // be refused too.
         // SAFETY: as above.
         let r = unsafe { req.get() };
         if !r.sqe.has(crate::sys::IOSQE_FIXED_FILE) {

@@ -223,7 +223,12 @@ pub(crate) fn note_aio_refused(fd: i32) {
 /// partial transfer, or a file AIO refused before (`rf::AIO` unset).
 pub(crate) fn aio_iocb(r: &mut Req) -> Option<crate::sys::aio::Iocb> {
     use crate::sys::aio::*;
-    if r.sqe.off == u64::MAX || r.sqe.has(IOSQE_BUFFER_SELECT) || r.flags & rf::AIO == 0 {
+    if r.sqe.off == u64::MAX
+        || r.sqe.has(IOSQE_BUFFER_SELECT)
+        || r.flags & rf::AIO == 0
+        || data(r).done != 0
+        || !dup_direct(r)
+    {
         return None;
     }
     let read = read_op(r.sqe.opcode);
@@ -236,9 +241,6 @@ pub(crate) fn aio_iocb(r: &mut Req) -> Option<crate::sys::aio::Iocb> {
     } else {
         (if read { IOCB_CMD_PREAD } else { IOCB_CMD_PWRITE }, r.sqe.addr, r.sqe.len as u64)
     };
-    if data(r).done != 0 || !dup_direct(r) {
-        return None;
-    }
     let mut cb = Iocb {
         aio_rw_flags: r.sqe.op_flags as i32 | libc::RWF_NOWAIT,
         aio_lio_opcode: op,
