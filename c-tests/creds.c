@@ -16,6 +16,11 @@
  *  - setuid() of the process while a worker runs a personality request
  *    leaves no thread with root, and later requests do not get it back;
  *  - under AT_SECURE (a setuid program) LIBURING_RS_ENGINE is ignored;
+ *  - a thread without CAP_DAC_OVERRIDE gets -EACCES for an openat of
+ *    user1's 0600 file linked behind a recv, when the recv completes
+ *    while another thread waits on the ring, one that ran such a chain
+ *    without the capability before and has since raised it again
+ *    (capset alone, its ids unchanged);
  *  - the ring says so: IORING_FEAT_CUR_PERSONALITY.
  */
 #include <pthread.h>
@@ -243,6 +248,113 @@ static void *register_without_dac(void *arg)
 	CHECK(!syscall(SYS_capset, &h, d), "capset");
 	pers_id = io_uring_register_personality(&ring);
 	return NULL;
+}
+
+/* The calling thread's CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH, in or
+ * out of its effective set (root keeps them permitted). */
+static void dac_caps(int on)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	unsigned dac = (1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH);
+
+	CHECK(!syscall(SYS_capget, &h, d), "capget");
+	d[0].effective = on ? d[0].effective | dac : d[0].effective & ~dac;
+	CHECK(!syscall(SYS_capset, &h, d), "capset");
+}
+
+static struct io_uring serve_ring;
+static int serve_sv[2], serve_go[2], serve_done[2];
+
+/* recv on serve_sv[0] linked to an openat of `path` (user_data 100). */
+static void recv_then_open(const char *path)
+{
+	static char c;
+	struct io_uring_sqe *sqe = op_sqe(&serve_ring);
+
+	io_uring_prep_recv(sqe, serve_sv[0], &c, 1, 0);
+	sqe->flags |= IOSQE_IO_LINK;
+	sqe->user_data = 0;
+	open_sqe(&serve_ring, path, O_RDONLY, 0);
+}
+
+/* Sends a byte to serve_sv[1] in 20 ms, from another thread, so that the
+ * caller is waiting on the ring when the recv completes. */
+static void *send_later(void *arg)
+{
+	(void)arg;
+	usleep(20000);
+	CHECK_EQ(write(serve_sv[1], "s", 1), 1, "write");
+	return NULL;
+}
+
+static int wait_chain(void)
+{
+	pthread_t t;
+	int res;
+
+	CHECK(!pthread_create(&t, NULL, send_later, NULL), "pthread_create");
+	res = result_of(&serve_ring, 100, 2);
+	pthread_join(t, NULL);
+	return res;
+}
+
+/* Submits a chain without CAP_DAC_OVERRIDE, then stays (the kernel runs
+ * the chain's next link in its submitter's task) until told. */
+static void *dropped_submitter(void *arg)
+{
+	char c;
+
+	(void)arg;
+	dac_caps(0);
+	CHECK_EQ(read(serve_go[0], &c, 1), 1, "read");
+	recv_then_open(op_path("user1"));
+	op_submit(&serve_ring, 2);
+	CHECK_EQ(write(serve_go[0], "k", 1), 1, "write");
+	CHECK_EQ(read(serve_done[0], &c, 1), 1, "read");
+	return NULL;
+}
+
+static void *raised_server(void *arg)
+{
+	char c;
+
+	(void)arg;
+	/* Its own chain first, without the capability: on the engine, the
+	 * recv completes here (this thread waits) and so does the openat. */
+	dac_caps(0);
+	recv_then_open(op_path("victim-copy"));
+	op_submit(&serve_ring, 2);
+	CHECK(wait_chain() >= 0, "openat of a root-owned file without DAC caps");
+	dac_caps(1);
+	CHECK_EQ(write(serve_go[1], "g", 1), 1, "write");
+	CHECK_EQ(read(serve_go[1], &c, 1), 1, "read");
+	EXPECT(wait_chain(), -EACCES, "openat linked by a thread without CAP_DAC_OVERRIDE, run while a thread with it waits");
+	CHECK_EQ(write(serve_done[1], "d", 1), 1, "write");
+	return NULL;
+}
+
+static void test_raised_server(void)
+{
+	pthread_t sub, srv;
+	int fd = open(op_path("victim-copy"), O_CREAT | O_WRONLY, 0600);
+
+	CHECK(fd >= 0, "victim-copy");
+	close(fd);
+	CHECK(!socketpair(AF_UNIX, SOCK_STREAM, 0, serve_sv), "socketpair");
+	CHECK(!socketpair(AF_UNIX, SOCK_STREAM, 0, serve_go), "socketpair");
+	CHECK(!pipe(serve_done), "pipe");
+	op_ring(&serve_ring, 8, 0);
+	CHECK(!pthread_create(&sub, NULL, dropped_submitter, NULL), "pthread_create");
+	CHECK(!pthread_create(&srv, NULL, raised_server, NULL), "pthread_create");
+	pthread_join(srv, NULL);
+	pthread_join(sub, NULL);
+	io_uring_queue_exit(&serve_ring);
+	for (int i = 0; i < 2; i++) {
+		close(serve_sv[i]);
+		close(serve_go[i]);
+		close(serve_done[i]);
+	}
 }
 
 /* An openat of user1's 0600 file with personality pers_id, three ways. */
@@ -488,6 +600,7 @@ int main(int argc, char *argv[])
 	warm_up();
 	run_thread(lowered_thread, NULL);
 	run_thread(fsuid_thread, NULL);
+	test_raised_server();
 	test_sqpoll();
 
 	run_thread(register_with_fsuid, NULL);

@@ -244,14 +244,9 @@ impl Drop for SetxidBlock {
 }
 
 /// Whether the calling thread's credentials differ from `c` (so that only
-/// a worker may run the request). An engine thread (`engine_thread`)
-/// never changes its own, so a kept copy serves it as it serves workers;
-/// an application thread may have changed any of them.
-pub(crate) fn differ(c: &Creds, engine_thread: bool) -> bool {
-    match engine_thread {
-        true => !own_is(c).unwrap_or(false),
-        false => Creds::current().map_or(true, |cur| cur != *c),
-    }
+/// a worker may run the request).
+pub(crate) fn differ(c: &Creds) -> bool {
+    !own_is(c).unwrap_or(false)
 }
 
 extern "C" fn drop_own(v: *mut libc::c_void) {
@@ -262,11 +257,17 @@ extern "C" fn drop_own(v: *mut libc::c_void) {
 /// An engine thread's own credentials, kept between requests.
 static OWN: os::ThreadKey = os::ThreadKey::new(drop_own);
 
-/// Whether the calling engine thread's own credentials are `c`. Between requests
-/// only glibc's set*id() broadcast changes them (`with` undoes its own
-/// switches), and that always changes the ids or the groups, so a kept
-/// copy is checked with three calls rather than read anew with seven.
+/// Whether the calling thread's own credentials are `c`. An engine
+/// thread's change between requests only through glibc's set*id()
+/// broadcast (`with` undoes its own switches), which always changes the
+/// ids or the groups, so a kept copy is checked with three calls rather
+/// than read anew with seven. A program's thread (one waiting in enter
+/// that runs completions, its own ring's or any ring's) may change its
+/// capabilities alone, which a kept copy would miss: it is read anew.
 fn own_is(c: &Creds) -> Result<bool, i32> {
+    if !os::is_engine_thread() {
+        return Ok(Creds::current()? == *c);
+    }
     let kept = OWN.get() as *mut Creds;
     // SAFETY: a Box<Creds> this thread stored and only it reads.
     if let Some(k) = unsafe { kept.as_ref() } {

@@ -592,11 +592,37 @@ pub(crate) fn join(t: libc::pthread_t) {
     unsafe { libc::pthread_join(t, core::ptr::null_mut()) };
 }
 
+/// What a thread `start_thread` makes runs, and with what.
+struct Start {
+    f: extern "C" fn(*mut c_void) -> *mut c_void,
+    arg: *mut c_void,
+}
+
+/// Non-null on the threads the engine made (`start_thread`), which never
+/// change their own credentials but for glibc's set*id() broadcast.
+static ENGINE_THREAD: ThreadKey = ThreadKey::new(no_dtor);
+
+extern "C" fn no_dtor(_: *mut c_void) {}
+
+/// Whether the calling thread is one the engine made (a worker, the
+/// reactor, an SQ thread, a watcher), not one of the program's.
+pub(crate) fn is_engine_thread() -> bool {
+    !ENGINE_THREAD.get().is_null()
+}
+
+extern "C" fn engine_thread_main(p: *mut c_void) -> *mut c_void {
+    // SAFETY: `start_thread` boxed it for this thread alone.
+    let s = unsafe { alloc::boxed::Box::from_raw(p as *mut Start) };
+    ENGINE_THREAD.set(1 as *mut c_void);
+    (s.f)(s.arg)
+}
+
 fn start_thread(
     f: extern "C" fn(*mut c_void) -> *mut c_void,
     arg: *mut c_void,
     detached: bool,
 ) -> Result<libc::pthread_t, i32> {
+    let start = alloc::boxed::Box::into_raw(alloc::boxed::Box::new(Start { f, arg })) as *mut c_void;
     // glibc takes a stack under the lock its set*id() broadcast holds.
     super::creds::end_streak();
     // SAFETY: plain libc calls on live, local structs; the old mask is
@@ -613,10 +639,11 @@ fn start_thread(
         }
         libc::pthread_attr_setstacksize(&mut attr, 256 * 1024);
         let mut tid: libc::pthread_t = 0;
-        let ret = libc::pthread_create(&mut tid, &attr, f, arg);
+        let ret = libc::pthread_create(&mut tid, &attr, engine_thread_main, start);
         libc::pthread_attr_destroy(&mut attr);
         libc::pthread_sigmask(libc::SIG_SETMASK, &old, core::ptr::null_mut());
         if ret != 0 {
+            drop(alloc::boxed::Box::from_raw(start as *mut Start));
             return Err(-ret);
         }
         Ok(tid)

@@ -645,10 +645,7 @@ fn issue_step(ctx: &Ctx, req: ReqPtr, mode: Mode) -> Option<ReqPtr> {
         Issued::Done(-libc::ECANCELED, 0)
     } else if mode != Mode::Worker && (def.force_async || (first && r.sqe.has(IOSQE_ASYNC))) {
         Issued::Again
-    } else if mode != Mode::Worker
-        && def.creds
-        && r.creds.as_ref().is_some_and(|c| super::creds::differ(c, mode == Mode::Reactor))
-    {
+    } else if mode != Mode::Worker && def.creds && r.creds.as_ref().is_some_and(|c| super::creds::differ(c)) {
         // Only a worker takes on other credentials (see creds.rs).
         Issued::Blocking
     } else {
