@@ -25,11 +25,17 @@
  * - An fd number (plain, or registered) that was O_DIRECT and now holds
  *   the file opened buffered: whole buffered writes and reads, also where
  *   half the range is in the page cache.
+ * - Four threads, each with a ring of its own (one DEFER_TASKRUN), do
+ *   rounds of 8 writes and 8 reads of their own blocks while a fifth
+ *   keeps entering a ring of its own: every request completes on its
+ *   ring, once, with its data, whichever thread's call saw it finish (on
+ *   the engine, any thread's enter may post another ring's completions).
  * - A forked child does the same I/O on a ring of its own.
  * On the engine the test runs again with LIBURING_RS_AIO=0, which sends
  * O_DIRECT I/O to workers instead: the results must be the same.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -396,6 +402,126 @@ static void stale_hint(struct io_uring *ring, const char *path, uint64_t seed)
 	}
 }
 
+#define TH 4
+#define TH_QD 8
+#define TH_ROUNDS 150
+
+struct th_arg {
+	int fd, idx;
+	uint64_t seed;
+};
+
+static volatile int th_stop;
+
+/* Waits for `n` CQEs of the given kind (user_data slot | write << 8),
+ * each at most once, within 10 s each: a completion lost between the
+ * threads that may post it would hang here. */
+static void th_reap(struct io_uring *ring, int n, int write, unsigned *seen)
+{
+	struct __kernel_timespec ts = { .tv_sec = 10 };
+
+	for (int got = 0; got < n;) {
+		struct io_uring_cqe *cqe;
+		int ret = io_uring_wait_cqe_timeout(ring, &cqe, &ts);
+		unsigned slot;
+
+		CHECK(ret == 0, "thread: wait for %s %d of %d: %d", write ? "write" : "read", got, n, ret);
+		slot = cqe->user_data & 0xff;
+		CHECK(slot < TH_QD && (cqe->user_data >> 8) == (unsigned)write, "thread: user_data %llx",
+		      (unsigned long long)cqe->user_data);
+		CHECK(cqe->res == BS, "thread: result %d", cqe->res);
+		CHECK(!(*seen & 1u << slot), "thread: slot %u completed twice", slot);
+		*seen |= 1u << slot;
+		io_uring_cqe_seen(ring, cqe);
+		got++;
+	}
+}
+
+static void *th_io(void *p)
+{
+	struct th_arg *a = p;
+	struct io_uring ring;
+	unsigned flags = a->idx == 0 ? IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN : 0;
+	char *b;
+
+	if (io_uring_queue_init(16, &ring, flags) == -EINVAL)
+		CHECK_EQ(io_uring_queue_init(16, &ring, 0), 0, "thread: setup");
+	CHECK_EQ(posix_memalign((void **)&b, 4096, TH_QD * BS), 0, "memalign");
+	for (int round = 0; round < TH_ROUNDS; round++) {
+		uint64_t seed = a->seed + round;
+		unsigned seen = 0;
+
+		for (int i = 0; i < TH_QD; i++) {
+			/* Block a->idx of the 4-block stride: the threads' blocks never meet. */
+			off_t off = (off_t)((round * TH_QD + i) % NR * 4 + a->idx) * BS;
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+
+			tu_pattern_fill(b + (size_t)i * BS, BS, seed, (uint64_t)off);
+			io_uring_prep_write(sqe, a->fd, b + (size_t)i * BS, BS, off);
+			sqe->user_data = 1u << 8 | i;
+		}
+		CHECK_EQ(io_uring_submit(&ring), TH_QD, "thread: submit writes");
+		th_reap(&ring, TH_QD, 1, &seen);
+		memset(b, 0, TH_QD * BS);
+		seen = 0;
+		for (int i = 0; i < TH_QD; i++) {
+			off_t off = (off_t)((round * TH_QD + i) % NR * 4 + a->idx) * BS;
+
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+
+			io_uring_prep_read(sqe, a->fd, b + (size_t)i * BS, BS, off);
+			sqe->user_data = i;
+		}
+		CHECK_EQ(io_uring_submit(&ring), TH_QD, "thread: submit reads");
+		th_reap(&ring, TH_QD, 0, &seen);
+		for (int i = 0; i < TH_QD; i++) {
+			off_t off = (off_t)((round * TH_QD + i) % NR * 4 + a->idx) * BS;
+
+			CHECK(tu_pattern_check(b + (size_t)i * BS, BS, seed, (uint64_t)off) < 0, "thread %d: data of read %d",
+			      a->idx, i);
+		}
+	}
+	free(b);
+	io_uring_queue_exit(&ring);
+	return NULL;
+}
+
+/* Enters a ring of its own over and over (a NOP each time): its calls
+ * may find the other threads' I/O finished and post it. */
+static void *th_poke(void *p)
+{
+	struct io_uring ring;
+	struct io_uring_cqe *cqe;
+
+	(void)p;
+	CHECK_EQ(io_uring_queue_init(4, &ring, 0), 0, "poker: setup");
+	while (!th_stop) {
+		io_uring_prep_nop(io_uring_get_sqe(&ring));
+		CHECK_EQ(io_uring_submit_and_wait(&ring, 1), 1, "poker: submit");
+		CHECK_EQ(io_uring_peek_cqe(&ring, &cqe), 0, "poker: cqe");
+		io_uring_cqe_seen(&ring, cqe);
+	}
+	io_uring_queue_exit(&ring);
+	return NULL;
+}
+
+static void threads(int fd, uint64_t seed)
+{
+	pthread_t io[TH], poke;
+	struct th_arg a[TH];
+
+	th_stop = 0;
+	CHECK_EQ(pthread_create(&poke, NULL, th_poke, NULL), 0, "pthread_create");
+	for (int t = 0; t < TH; t++) {
+		a[t] = (struct th_arg){ .fd = fd, .idx = t, .seed = seed + (uint64_t)t * 1000 };
+		CHECK_EQ(pthread_create(&io[t], NULL, th_io, &a[t]), 0, "pthread_create");
+	}
+	for (int t = 0; t < TH; t++)
+		CHECK_EQ(pthread_join(io[t], NULL), 0, "pthread_join");
+	th_stop = 1;
+	CHECK_EQ(pthread_join(poke, NULL), 0, "pthread_join");
+}
+
 static void setup_ring_flags(struct io_uring *ring, int fd, unsigned flags)
 {
 	struct iovec reg = { buf, (size_t)NR * BS };
@@ -490,7 +616,8 @@ int main(int argc, char **argv)
 	cancel(&ring, dfd, ++seed);
 	exit_in_flight(path, ++seed);
 	other_rings(path, &dfd, ++seed);
-	++seed;
+	threads(dfd, ++seed);
+	seed += TH * 1000 + TH_ROUNDS;
 	{
 		struct io_uring plain;
 

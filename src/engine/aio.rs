@@ -3,8 +3,10 @@
 //!
 //! The submitting thread hands the request to io_submit(2) with RWF_NOWAIT,
 //! under its own credentials, on the request's dup of the file (see
-//! `req::detach`). The reactor reaps the completions (an eventfd of this
-//! module's in its epoll set) and posts them. What AIO refuses at once, or
+//! `req::detach`). Its completions are posted by whichever thread looks
+//! first: the submitting or waiting thread in its next io_uring_enter, or
+//! the reactor, woken by an eventfd of this module's in its epoll set.
+//! They read the context's completion ring in memory, as libaio does. What AIO refuses at once, or
 //! completes with -EAGAIN or -EOPNOTSUPP (a write that must allocate, a
 //! tag the device cannot spare), goes to a worker that blocks on it, as
 //! io_uring punts the same requests to io-wq. Only a dup found open
@@ -20,12 +22,13 @@
 //! a cancel finds nothing, -ENOENT); the ring's exit waits for it.
 //!
 //! Who touches what: the context id, the eventfd and `INFLIGHT` are
-//! atomics; the request belongs to the reactor from io_submit's success
-//! until its event is reaped.
+//! atomics; the completion ring's head is written only under `REAP`; the
+//! request belongs to the kernel from io_submit's success until its event
+//! is taken from the ring, then to the thread that took it.
 //!
 //! LIBURING_RS_AIO=0 turns it off: O_DIRECT I/O then runs on workers.
 
-use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 use super::ctx::Ctx;
 use super::lock::Mutex;
@@ -52,6 +55,12 @@ const OFF: u8 = 2;
 static EPOCH: AtomicU32 = AtomicU32::new(0);
 /// Serialises making and destroying the context.
 static MAKE: Mutex<()> = Mutex::new(());
+/// Held to take events from the completion ring (one reaper at a time,
+/// as whoever reaps writes its head) and to destroy the context, which
+/// unmaps the ring. Never held while anything else is taken.
+static REAP: Mutex<()> = Mutex::new(());
+/// Set by a thread that found `REAP` taken (see `reap_all`).
+static AGAIN: AtomicBool = AtomicBool::new(false);
 
 /// The context and its eventfd, made on first use; None when AIO is off
 /// or cannot be had here (a seccomp filter, aio-max-nr reached).
@@ -157,26 +166,51 @@ pub(crate) fn submit(ctx: &Ctx, req: ReqPtr) -> bool {
     false
 }
 
-/// The reactor's part: posts every completed request (its eventfd fired,
-/// or a periodic look while some are in flight).
+/// The reactor's part: its eventfd fired, or a periodic look while
+/// requests are in flight.
 pub(crate) fn reap() {
-    let id = ID.load(Ordering::Acquire);
-    if id == 0 {
-        return;
-    }
-    if EPOCH.load(Ordering::Relaxed) == os::epoch() {
+    if ID.load(Ordering::Acquire) != 0 && EPOCH.load(Ordering::Relaxed) == os::epoch() {
         os::eventfd_drain(EFD.load(Ordering::Relaxed));
     }
+    reap_all();
+}
+
+/// A submitting or waiting thread's part (see wait.rs): what completed
+/// by now is posted before the call returns or sleeps, as the kernel's
+/// completions land in the CQ without a hand-off. The reactor's wake-up
+/// then finds nothing left.
+#[inline]
+pub(crate) fn reap_here() {
+    if INFLIGHT.load(Ordering::Relaxed) != 0 {
+        reap_all();
+    }
+}
+
+/// Posts every completed request. Any thread that holds no lock may call
+/// it; whoever finds `REAP` taken leaves `AGAIN` set for its holder, who
+/// looks once more after letting go, so that no event waits for the
+/// reactor's periodic look.
+fn reap_all() {
     let mut evs = [IoEvent::default(); 64];
     loop {
-        let n = sys::io_getevents_now(id, &mut evs);
-        if n <= 0 {
+        AGAIN.store(true, Ordering::SeqCst);
+        let Some(g) = REAP.try_lock() else { return };
+        AGAIN.store(false, Ordering::SeqCst);
+        let id = ID.load(Ordering::Acquire);
+        if id == 0 {
             return;
         }
-        for ev in &evs[..n as usize] {
+        // SAFETY: the context lives while `REAP` is held (`maybe_stop`
+        // destroys it under `REAP`), and only `REAP`'s holder reaps.
+        let n = match unsafe { sys::ring_take(id, &mut evs) } {
+            Some(n) => n as i32,
+            None => sys::io_getevents_now(id, &mut evs),
+        };
+        drop(g);
+        for ev in &evs[..n.max(0) as usize] {
             done(ev);
         }
-        if (n as usize) < evs.len() {
+        if (n.max(0) as usize) < evs.len() && !AGAIN.load(Ordering::SeqCst) {
             return;
         }
     }
@@ -223,6 +257,8 @@ pub(crate) fn maybe_stop() {
     ID.store(0, Ordering::Release);
     let efd = EFD.swap(-1, Ordering::Relaxed);
     reactor::forget_aio(efd);
+    // A reaper that read the id before it went is done with the ring.
+    drop(REAP.lock());
     sys::io_destroy(id);
     os::close(efd);
 }
@@ -234,7 +270,11 @@ pub(crate) fn maybe_stop() {
 /// Only from the atfork child handler.
 pub(crate) unsafe fn after_fork_child() {
     // SAFETY: forwarded contract.
-    unsafe { MAKE.reset_after_fork() };
+    unsafe {
+        MAKE.reset_after_fork();
+        REAP.reset_after_fork();
+    }
+    AGAIN.store(false, Ordering::Relaxed);
     ID.store(0, Ordering::Relaxed);
     INFLIGHT.store(0, Ordering::Relaxed);
     os::close(EFD.swap(-1, Ordering::Relaxed));

@@ -189,6 +189,12 @@ impl<T> Mutex<T> {
         Guard { m: self }
     }
 
+    /// Takes the lock if it is free.
+    #[inline]
+    pub(crate) fn try_lock(&self) -> Option<Guard<'_, T>> {
+        self.state.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).ok().map(|_| Guard { m: self })
+    }
+
     #[cold]
     fn lock_slow(&self) {
         for _ in 0..64 {

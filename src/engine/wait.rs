@@ -122,6 +122,10 @@ pub(crate) unsafe fn enter(
             return ret;
         }
     }
+    // O_DIRECT I/O that finished meanwhile is posted now, as the kernel's
+    // would be: a program that looks at its CQ after submitting (QEMU
+    // does) finds it there without waiting for the reactor.
+    super::aio::reap_here();
     if flags & IORING_ENTER_GETEVENTS != 0 {
         let ret2 = match wait_args(ctx, flags, arg, argsz) {
             Ok(w) => wait(ctx, min_complete, flags, &w, &mut serving),
@@ -258,6 +262,7 @@ fn wait<'a>(ctx: &'a Ctx, min: u32, flags: u32, w: &WaitArgs, serving: &mut Opti
         if serving.is_none() && waiter.try_serve() {
             *serving = Some(Serving(ctx));
         }
+        super::aio::reap_here();
         let seq = waiter.prepare();
         if ctx.is_lost() {
             break -libc::EBADF;
