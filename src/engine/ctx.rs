@@ -181,6 +181,9 @@ pub(crate) struct Ctx {
     /// Bumped after every CQ publish: the futex waiters sleep on it.
     pub cq_seq: AtomicU32,
     pub cq_waiters: AtomicU32,
+    /// Futex waiters about to sleep on `cq_seq` since the last wake-up:
+    /// a batch of posts pays one futex wake, not one each.
+    pub cq_sleepers: AtomicU32,
     /// Timeouts that expired (they wake waiters, as in the kernel).
     pub timeouts_fired: AtomicU32,
     /// The ring fd has been signalled and not yet reset.
@@ -341,6 +344,7 @@ impl Ctx {
             overflow_held: AtomicBool::new(false),
             cq_seq: AtomicU32::new(0),
             cq_waiters: AtomicU32::new(0),
+            cq_sleepers: AtomicU32::new(0),
             timeouts_fired: AtomicU32::new(0),
             fd_signalled: AtomicBool::new(false),
             users: AtomicU32::new(0),
@@ -931,7 +935,10 @@ impl Ctx {
     /// `wake_waiters` after the fence. Waiters count themselves in
     /// `cq_waiters` (then fence) before they check the ring, so either
     /// they see what changed or this sees them and bumps `cq_seq`, which
-    /// their futex sleep watches.
+    /// their futex sleep watches. A waiter counts itself in `cq_sleepers`
+    /// before that sleep: if this takes the count first, the bump before
+    /// it is what the waiter's futex compares against, and it does not
+    /// sleep; otherwise this wakes it.
     fn wake_fenced(&self) {
         self.ready.kick(self);
         if self.forked.load(Ordering::Relaxed) {
@@ -939,7 +946,9 @@ impl Ctx {
         }
         if self.cq_waiters.load(Ordering::Relaxed) != 0 {
             self.cq_seq.fetch_add(1, Ordering::SeqCst);
-            futex_wake(&self.cq_seq, i32::MAX);
+            if self.cq_sleepers.swap(0, Ordering::SeqCst) != 0 {
+                futex_wake(&self.cq_seq, i32::MAX);
+            }
             if self.nr_sig_waiters.load(Ordering::SeqCst) != 0 {
                 for &fd in self.sig_waiters.lock().iter() {
                     os::eventfd_signal(fd);

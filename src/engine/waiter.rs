@@ -191,6 +191,9 @@ impl<'a> Waiter<'a> {
                 let r = if self.shared {
                     futex_wait_shared(self.seq_word(), seq, until)
                 } else {
+                    // Seen by `Ctx::wake_fenced` after its bump, or it
+                    // bumped before this and the futex sees the change.
+                    self.ctx.cq_sleepers.fetch_add(1, Ordering::SeqCst);
                     futex_wait(&self.ctx.cq_seq, seq, until)
                 };
                 if r == -libc::EINTR {
