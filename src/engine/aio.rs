@@ -6,11 +6,12 @@
 //! `req::detach`). Its completions are posted by whichever thread looks
 //! first: the submitting or waiting thread in its next io_uring_enter, or
 //! the reactor, woken by an eventfd of this module's in its epoll set.
-//! They read the context's completion ring in memory, as libaio does. What AIO refuses at once, or
-//! completes with -EAGAIN or -EOPNOTSUPP (a write that must allocate, a
-//! tag the device cannot spare), goes to a worker that blocks on it, as
-//! io_uring punts the same requests to io-wq. Only a dup found open
-//! O_DIRECT goes to AIO (see `rw::aio_iocb`).
+//! They read the context's completion ring in memory, as libaio does.
+//! What AIO refuses at once, or completes with -EAGAIN or -EOPNOTSUPP (a
+//! write that must allocate, a tag the device cannot spare), goes to a
+//! worker that blocks on it, as io_uring punts the same requests to
+//! io-wq. Only a dup found open O_DIRECT goes to AIO (see
+//! `rw::aio_iocb`).
 //!
 //! AIO posts no fsnotify event (inotify IN_ACCESS/IN_MODIFY, fanotify
 //! FAN_ACCESS/FAN_MODIFY) for its reads and writes, where io_uring and a
