@@ -237,19 +237,6 @@ static void *register_with_fsuid(void *arg)
 	return NULL;
 }
 
-static void *register_without_dac(void *arg)
-{
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2];
-
-	(void)arg;
-	CHECK(!syscall(SYS_capget, &h, d), "capget");
-	d[0].effective &= ~((1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH));
-	CHECK(!syscall(SYS_capset, &h, d), "capset");
-	pers_id = io_uring_register_personality(&ring);
-	return NULL;
-}
-
 /* The calling thread's CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH, in or
  * out of its effective set (root keeps them permitted). */
 static void dac_caps(int on)
@@ -261,6 +248,14 @@ static void dac_caps(int on)
 	CHECK(!syscall(SYS_capget, &h, d), "capget");
 	d[0].effective = on ? d[0].effective | dac : d[0].effective & ~dac;
 	CHECK(!syscall(SYS_capset, &h, d), "capset");
+}
+
+static void *register_without_dac(void *arg)
+{
+	(void)arg;
+	dac_caps(0);
+	pers_id = io_uring_register_personality(&ring);
+	return NULL;
 }
 
 static struct io_uring serve_ring;

@@ -413,6 +413,13 @@ struct th_arg {
 
 static volatile int th_stop;
 
+/* Slot i of a round: block a->idx of the 4-block stride, so that the
+ * threads' blocks never meet. */
+static off_t th_off(const struct th_arg *a, int round, int i)
+{
+	return (off_t)((round * TH_QD + i) % NR * 4 + a->idx) * BS;
+}
+
 /* Waits for `n` CQEs of the given kind (user_data slot | write << 8),
  * each at most once, within 10 s each: a completion lost between the
  * threads that may post it would hang here. */
@@ -452,8 +459,7 @@ static void *th_io(void *p)
 		unsigned seen = 0;
 
 		for (int i = 0; i < TH_QD; i++) {
-			/* Block a->idx of the 4-block stride: the threads' blocks never meet. */
-			off_t off = (off_t)((round * TH_QD + i) % NR * 4 + a->idx) * BS;
+			off_t off = th_off(a, round, i);
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
 
 			tu_pattern_fill(b + (size_t)i * BS, BS, seed, (uint64_t)off);
@@ -465,20 +471,16 @@ static void *th_io(void *p)
 		memset(b, 0, TH_QD * BS);
 		seen = 0;
 		for (int i = 0; i < TH_QD; i++) {
-			off_t off = (off_t)((round * TH_QD + i) % NR * 4 + a->idx) * BS;
-
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
 
-			io_uring_prep_read(sqe, a->fd, b + (size_t)i * BS, BS, off);
+			io_uring_prep_read(sqe, a->fd, b + (size_t)i * BS, BS, th_off(a, round, i));
 			sqe->user_data = i;
 		}
 		CHECK_EQ(io_uring_submit(&ring), TH_QD, "thread: submit reads");
 		th_reap(&ring, TH_QD, 0, &seen);
 		for (int i = 0; i < TH_QD; i++) {
-			off_t off = (off_t)((round * TH_QD + i) % NR * 4 + a->idx) * BS;
-
-			CHECK(tu_pattern_check(b + (size_t)i * BS, BS, seed, (uint64_t)off) < 0, "thread %d: data of read %d",
-			      a->idx, i);
+			CHECK(tu_pattern_check(b + (size_t)i * BS, BS, seed, (uint64_t)th_off(a, round, i)) < 0,
+			      "thread %d: data of read %d", a->idx, i);
 		}
 	}
 	free(b);

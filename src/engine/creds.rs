@@ -258,8 +258,8 @@ extern "C" fn drop_own(v: *mut libc::c_void) {
 static OWN: os::ThreadKey = os::ThreadKey::new(drop_own);
 
 /// Whether the calling thread's own credentials are `c`. An engine
-/// thread's change between requests only through glibc's set*id()
-/// broadcast (`with` undoes its own switches), which always changes the
+/// thread's credentials change between requests only through glibc's
+/// set*id() broadcast (`with` undoes its own switches), which always changes the
 /// ids or the groups, so a kept copy is checked with three calls rather
 /// than read anew with seven. A program's thread (one waiting in enter
 /// that runs completions, its own ring's or any ring's) may change its
