@@ -117,7 +117,7 @@ trap 'rm -f "$DST" "$TRACE"' EXIT INT TERM
 
 RAW=$B/raw.txt
 : > "$RAW"
-rec() { printf '%s %s %s\n' "$1" "$2" "$3" >> "$RAW"; }   # impl metric value
+rec() { printf '%s %s %s %s\n' "$1" "$2" "$3" "${4:-}" >> "$RAW"; }   # impl metric value [round]
 field() { sed -n "s/.*[ ]$1=\([^ ]*\).*/\1/p"; }
 
 # ------------------------------------------------------------------ runs
@@ -202,7 +202,7 @@ while [ "$i" -le "$RUNS" ]; do
 			ours) l=$(LIBURING_RS_ENGINE=kernel BENCH_SECS=$ST_SECS "$B/ours/storage" ring $k $q "$STF") ;;
 			pool) l=$(BENCH_SECS=$ST_SECS "$B/ours/storage" pool $k $q "$STF") ;;
 			esac
-			rec $impl "st_${k}_q$q" "$(echo "$l" | field iops)"
+			rec $impl "st_${k}_q$q" "$(echo "$l" | field iops)" "$i"
 		done
 	done
 	i=$((i + 1))
@@ -385,15 +385,25 @@ echo "benches/storage.c on a 256 MiB regular file in $SDIR ($ST_FS), 4 KiB rando
 echo "interleaved in each run. **pool** is 64 threads taking requests from a queue and doing preadv/pwritev (QEMU's aio=threads);"
 echo "wsync is a buffered write linked to an fdatasync (IOSQE_IO_LINK, IORING_FSYNC_DATASYNC; on the pool one thread does both),"
 echo "counted as one operation. handoff is a NOP with IOSQE_ASYNC (an empty job on the pool): a trip to a worker and back."
+echo "The three value columns are medians over the runs; the two ratios are medians of each run's own ratio, whose points ran"
+echo "back to back, since the disk's speed drifts across a run by more than the engine and the pool differ."
 echo
 echo "| metric | engine | kernel ring | pool | engine / pool | engine / kernel | goal |"
 echo "|---|---|---|---|---|---|---|"
+# paired IMPL PEER METRIC -> the median over runs of IMPL / PEER, each
+# pair measured back to back in one run: the disk's speed drifts by more
+# than the gap between runs' medians, but little within a row's three points.
+paired() {
+	awk -v a="$1" -v b="$2" -v m="$3" '$2 == m && $4 != "" { v[$1 " " $4] = $3; r[$4] = 1 }
+		END { for (i in r) if (v[b " " i] > 0 && (a " " i) in v) print v[a " " i] / v[b " " i] }' "$RAW" | sort -g |
+	awk '{ v[NR] = $1 } END { if (NR) printf "%s\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 strow() { # kind depth label
 	m="st_$1_q$2"
 	e=$(stats engine "$m" | cut -d' ' -f1); k=$(stats ours "$m" | cut -d' ' -f1); p=$(stats pool "$m" | cut -d' ' -f1)
 	[ -n "$e" ] && [ -n "$k" ] && [ -n "$p" ] || return 0
-	awk -v e="$e" -v k="$k" -v p="$p" -v kind="$1" -v q="$2" -v l="$3" 'BEGIN{
-		rp = e / p; rk = e / k;
+	awk -v e="$e" -v k="$k" -v p="$p" -v rp="$(paired engine pool "$m")" -v rk="$(paired engine ours "$m")" \
+	    -v kind="$1" -v q="$2" -v l="$3" 'BEGIN{
 		if (kind == "handoff") {
 			goal = sprintf("per request: engine %.1f us, kernel %.1f us, pool %.1f us", 1e6 / e, 1e6 / k, 1e6 / p)
 		} else {
