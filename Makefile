@@ -58,7 +58,7 @@ MANPAGES := $(wildcard man/man[1-9]/*.[1-9])
 LINK_SO = $(CC) -shared -Wl,--whole-archive $(RUSTLIB) -Wl,--no-whole-archive \
 	-Wl,--gc-sections -Wl,-z,defs -Wl,-z,now -Wl,-O1
 
-.PHONY: all lib bin examples demo test test-kernels fuzz load bench bench-quick install uninstall install-man uninstall-man clean FORCE
+.PHONY: all lib bin examples demo test test-kernels fuzz load bench bench-quick bench-programs install uninstall install-man uninstall-man clean FORCE
 
 all: lib bin examples
 
@@ -206,6 +206,9 @@ bench: lib bin
 
 bench-quick: lib bin
 	BENCH_QUICK=1 sh benches/run.sh
+
+bench-programs: lib
+	sh benches/programs.sh
 
 install: lib bin install-man
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(INCLUDEDIR)/liburing/io_uring
