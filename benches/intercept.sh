@@ -11,6 +11,7 @@
 # Every row's runs are interleaved; medians over BENCH_RUNS runs.
 set -eu
 REPO=$(cd "$(dirname "$0")/.." && pwd)
+. "$REPO/benches/stats.sh"
 B=$REPO/build/bench
 # fio's file lives on a disk filesystem (ext4 here), read once so that it
 # is all in the page cache, and fio is told not to drop that cache when a
@@ -81,7 +82,7 @@ while [ $i -le $RUNS ]; do
     fi
     i=$((i + 1))
 done
-med() { awk -v k="$1" '$1 == k && $2 != "" { print $2 }' "$RAW" | sort -g | awk '{ a[NR] = $1 } END { if (NR) print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+med() { awk -v k="$1" '$1 == k && $2 != "" { print $2 }' "$RAW" | median; }
 echo
 echo "## Interception (uring-run, io_uring blocked by seccomp)"
 echo

@@ -23,6 +23,7 @@
 set -eu
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
+. "$REPO/benches/stats.sh"
 B=$REPO/build/bench-programs
 OUT=${BENCH_OUT:-$REPO/benches/programs.md}
 ROUNDS=${BENCH_ROUNDS:-3}
@@ -42,9 +43,9 @@ if [ -n "$need" ]; then
 	apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $need >/dev/null
 fi
 make -s -C "$REPO" lib >&2
-mkdir -p "$B"
-NOURING=$B/no-uring
-${CC:-cc} -O2 -Wall -Wextra -Werror "$REPO/c-tests/helpers/no-uring.c" -o "$NOURING"
+mkdir -p "$B" "$REPO/build/helpers"
+NOURING=$REPO/build/helpers/no-uring
+[ -x "$NOURING" ] || ${CC:-cc} -O2 -Wall -Wextra -Werror "$REPO/c-tests/helpers/no-uring.c" -o "$NOURING"
 if ! "$NOURING" EPERM true 2>/dev/null; then
 	say "seccomp filters unavailable here: nothing to compare"
 	exit 77
@@ -165,14 +166,7 @@ done
 # ------------------------------------------------------------ report
 # med MODE METRIC: the median over rounds.
 med() {
-	awk -v a="$1" -v m="$2" '$1 == a && $2 == m && $3 != "" { print $3 }' "$RAW" | sort -g |
-	awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-# paired A B METRIC: the median of each round's A / B.
-paired() {
-	awk -v a="$1" -v b="$2" -v m="$3" '$2 == m && $3 != "" { v[$1 " " $4] = $3; r[$4] = 1 }
-		END { for (i in r) if (v[b " " i] > 0 && (a " " i) in v) print v[a " " i] / v[b " " i] }' "$RAW" | sort -g |
-	awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+	awk -v a="$1" -v m="$2" '$1 == a && $2 == m && NF == 4 { print $3 }' "$RAW" | median
 }
 # row METRIC LABEL FALLBACK UNIT DIR: DIR "lower" for times.
 row() {

@@ -17,6 +17,7 @@
 set -eu
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
+. "$REPO/benches/stats.sh"
 B=$REPO/build/bench
 OUT=${BENCH_OUT:-$REPO/benches/results.md}
 DIR=${BENCH_DIR:-/tmp}
@@ -397,14 +398,6 @@ echo "back to back, since the disk's speed drifts across a run by more than the 
 echo
 echo "| metric | engine | kernel ring | pool | engine / pool | engine / kernel | goal |"
 echo "|---|---|---|---|---|---|---|"
-# paired IMPL PEER METRIC -> the median over runs of IMPL / PEER, each
-# pair measured back to back in one run: the disk's speed drifts by more
-# than the gap between runs' medians, but little within a row's three points.
-paired() {
-	awk -v a="$1" -v b="$2" -v m="$3" '$2 == m && $4 != "" { v[$1 " " $4] = $3; r[$4] = 1 }
-		END { for (i in r) if (v[b " " i] > 0 && (a " " i) in v) print v[a " " i] / v[b " " i] }' "$RAW" | sort -g |
-	awk '{ v[NR] = $1 } END { if (NR) printf "%s\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 strow() { # kind depth label
 	m="st_$1_q$2"
 	e=$(stats engine "$m" | cut -d' ' -f1); k=$(stats ours "$m" | cut -d' ' -f1); p=$(stats pool "$m" | cut -d' ' -f1)
