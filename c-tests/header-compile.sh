@@ -29,7 +29,8 @@ int use_header(struct io_uring *ring)
 {
 	struct io_uring_cqe *cqe;
 	struct io_uring_sqe *sqe;
-	unsigned head, seen = 0;
+	unsigned head, pos, seen = 0;
+	struct { unsigned head; } at;
 	char buf[16];
 
 	sqe = io_uring_get_sqe(ring);
@@ -42,6 +43,13 @@ int use_header(struct io_uring *ring)
 		io_uring_prep_nop128(sqe);
 	io_uring_for_each_cqe(ring, head, cqe) {
 		seen += io_uring_cqe_nr(cqe);
+	}
+	/* Any name, or a member, for the position: not only "head". */
+	io_uring_for_each_cqe(ring, pos, cqe) {
+		seen += pos & 0;
+	}
+	io_uring_for_each_cqe(ring, at.head, cqe) {
+		seen += at.head & 0;
 	}
 	io_uring_cq_advance(ring, seen);
 	if (io_uring_peek_cqe(ring, &cqe) == 0)
@@ -79,6 +87,24 @@ check "C++ c++11 no GNU"      $CXX -std=c++11 -U_GNU_SOURCE $W -c "$tmp/prog.cc"
 check "C++ c++17"             $CXX -std=c++17 $W -c "$tmp/prog.cc"
 check "C++ c++20"             $CXX -std=c++20 $W -c "$tmp/prog.cc"
 check "C++ c++20 _GNU_SOURCE" $CXX -std=c++20 -D_GNU_SOURCE $W -c "$tmp/prog.cc"
+
+# Macro hygiene: a parameter of a function-like macro that is also the
+# name of a member the body reaches (x.param, p->param) is replaced there
+# by the caller's argument, so only callers who happen to use that very
+# name compile.
+clash=$(perl -0777 -ne 's/\\\n/ /g;
+	while (/^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)(.*)$/mg) {
+		my ($n, $b) = ($1, $3);
+		for my $p (split /\s*,\s*/, $2) {
+			next if $p eq "" || $p eq "...";
+			print "$ARGV: $n($p)\n" if $b =~ /(\.|->)\s*\Q$p\E\b/;
+		}
+	}' "$root"/include/liburing.h "$root"/include/liburing/*.h)
+if [ -n "$clash" ]; then
+	echo "FAIL macro parameter also named as a member: $clash"; fail=1
+else
+	echo "ok   no macro parameter doubles as a member name"
+fi
 
 # src/ffi.c: must build cleanly and define every liburing-ffi-only symbol.
 check "src/ffi.c" $CC -std=gnu11 $W -fPIC -c "$root/src/ffi.c"

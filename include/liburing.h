@@ -483,14 +483,17 @@ IOURINGINLINE bool io_uring_cqe_iter_next(struct io_uring_cqe_iter *iter,
 
 /*
  * Walk the ready CQEs without consuming them; follow with
- * io_uring_cq_advance(). head is only kept updated for compatibility.
+ * io_uring_cq_advance(). The second argument (any unsigned lvalue, called
+ * head by convention) is only kept updated for compatibility. The macro's
+ * own names are reserved ones, so that no argument can be mistaken for the
+ * iterator's member.
  */
-#define io_uring_for_each_cqe(ring, head, cqe)				\
+#define io_uring_for_each_cqe(ring, __uring_head, cqe)			\
 	for (struct io_uring_cqe_iter __io_uring_cqe_it =			\
 		     io_uring_cqe_iter_init(ring);				\
-	     ((head) = __io_uring_cqe_it.head),				\
+	     ((__uring_head) = __io_uring_cqe_it.head),			\
 	     io_uring_cqe_iter_next(&__io_uring_cqe_it, &(cqe));		\
-	     (void) (head))
+	     (void) (__uring_head))
 
 /* Hand nr consumed CQ slots back to the kernel. */
 IOURINGINLINE void io_uring_cq_advance(struct io_uring *ring, unsigned nr)
