@@ -446,6 +446,8 @@ extern "C" fn watch(arg: *mut c_void) -> *mut c_void {
                 w.running = false;
                 w.armed.store(w.ctrl.load(Ordering::SeqCst), Ordering::SeqCst);
                 super::lock::futex_wake(w.armed, i32::MAX);
+                drop(reg);
+                super::lock::thread_ended();
                 return core::ptr::null_mut();
             }
             let (ctrl, armed) = (w.ctrl, w.armed);
@@ -577,13 +579,7 @@ fn find(reg: &Registry, serial: u64, addr: u64) -> Option<usize> {
 /// After the last ring's teardown: lets the watchers, which exit once they
 /// have no entries, finish, so no engine thread outlives the rings.
 pub(crate) fn maybe_stop() {
-    for _ in 0..2000 {
-        if !REG.lock().watchers.iter().any(|w| w.running) {
-            return;
-        }
-        // SAFETY: plain sleep.
-        unsafe { libc::usleep(500) };
-    }
+    super::lock::wait_threads_ended(os::now_ns() + 1_000_000_000, || !REG.lock().watchers.iter().any(|w| w.running));
 }
 
 /// In a forked child: the watchers did not come along, and the parent's

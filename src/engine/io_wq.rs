@@ -38,6 +38,8 @@ use super::req::{self, rf, st, Fifo, Mode, ReqPtr};
 use super::{os, table};
 
 const IDLE_NS: u64 = 3_000_000_000;
+/// The longest a ring's teardown waits for idle workers to leave.
+const STOP_WAIT_NS: u64 = 1_000_000_000;
 /// Default cap for O_DIRECT I/O (see the module documentation).
 const DIRECT_MAX: u32 = 64;
 /// Default extra room for unbounded work.
@@ -668,6 +670,7 @@ extern "C" fn worker_main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
     p.workers -= 1;
     drop(p);
     super::creds::end_streak();
+    super::lock::thread_ended();
     core::ptr::null_mut()
 }
 
@@ -676,14 +679,11 @@ pub(crate) fn idle_exit() {
     LEAVE.store(true, Ordering::Release);
     WAKE.fetch_add(1, Ordering::SeqCst);
     futex_wake(&WAKE, i32::MAX);
-    // Wait (briefly) for them, so a caller counting threads sees them gone.
-    for _ in 0..2000 {
-        if POOL.lock().workers == 0 || table::LIVE.load(Ordering::Acquire) != 0 {
-            break;
-        }
-        // SAFETY: plain sleep.
-        unsafe { libc::usleep(500) };
-    }
+    // Wait (a second at most) for them, so a caller counting threads sees
+    // them gone.
+    super::lock::wait_threads_ended(os::now_ns() + STOP_WAIT_NS, || {
+        POOL.lock().workers == 0 || table::LIVE.load(Ordering::Acquire) != 0
+    });
     LEAVE.store(false, Ordering::Release);
 }
 

@@ -47,6 +47,33 @@ pub(crate) fn futex_wake(word: &AtomicU32, n: i32) {
     unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, n) };
 }
 
+/// Engine threads (workers, the reactor, futex watchers) that have left
+/// every list they are counted in, for teardown to wait on rather than
+/// poll: an exit is seen as soon as it happens, not at the next tick of a
+/// sleep.
+static ENDED: AtomicU32 = AtomicU32::new(0);
+
+/// Called by an engine thread once nothing counts it as running.
+pub(crate) fn thread_ended() {
+    ENDED.fetch_add(1, Ordering::SeqCst);
+    futex_wake(&ENDED, i32::MAX);
+}
+
+/// Waits until `done` holds, asking again each time an engine thread ends,
+/// or until the CLOCK_MONOTONIC `deadline_ns`; returns its last answer.
+pub(crate) fn wait_threads_ended(deadline_ns: u64, mut done: impl FnMut() -> bool) -> bool {
+    loop {
+        let seen = ENDED.load(Ordering::SeqCst);
+        if done() {
+            return true;
+        }
+        if super::os::now_ns() >= deadline_ns {
+            return false;
+        }
+        futex_wait(&ENDED, seen, Some(deadline_ns));
+    }
+}
+
 /// `futex_wake` of sleepers in any process sharing `word`'s memory.
 pub(crate) fn futex_wake_shared(word: &AtomicU32, n: i32) {
     // SAFETY: as above.

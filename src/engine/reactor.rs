@@ -29,6 +29,8 @@ const TICK_NS: u64 = 400_000;
 /// soon it finds its fds closed behind its back (see `recover`).
 const TIMER_CAP_MS: i32 = 100;
 const IDLE_CAP_MS: i32 = 1000;
+/// The longest the last ring's teardown waits for the reactor to stop.
+const STOP_WAIT_NS: u64 = 1_000_000_000;
 
 struct State {
     epfd: i32,
@@ -240,6 +242,8 @@ extern "C" fn main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
                 }
                 s.epfd = -1;
                 s.running = false;
+                drop(s);
+                super::lock::thread_ended();
                 return core::ptr::null_mut();
             }
             if s.epoch != os::epoch() {
@@ -520,21 +524,15 @@ pub(crate) fn maybe_stop() {
             return;
         }
     }
-    for _ in 0..2000 {
-        let mut s = R.lock();
-        if table::LIVE.load(Ordering::Acquire) != 0 {
-            return;
-        }
-        if !s.running {
-            if let Some(t) = s.thread.take() {
-                drop(s);
-                os::join(t);
-            }
-            return;
-        }
+    let deadline = os::now_ns() + STOP_WAIT_NS;
+    super::lock::wait_threads_ended(deadline, || table::LIVE.load(Ordering::Acquire) != 0 || !R.lock().running);
+    let mut s = R.lock();
+    if table::LIVE.load(Ordering::Acquire) != 0 || s.running {
+        return;
+    }
+    if let Some(t) = s.thread.take() {
         drop(s);
-        // SAFETY: plain sleep.
-        unsafe { libc::usleep(500) };
+        os::join(t);
     }
 }
 
