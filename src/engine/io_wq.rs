@@ -241,17 +241,63 @@ fn hash(r: &mut req::Req) -> Option<u64> {
 
 /// Queues `req` for a worker. The request becomes findable (state QUEUED)
 /// before any worker can see it.
+///
+/// Inside a submit call, on its thread, no worker is woken yet: the call
+/// wakes as many as its requests need at its end (`flush_kicks`), with
+/// one system call. Waking one per request, each as it is queued, wakes
+/// a worker that runs a short op (a statx) before the next is queued,
+/// sleeps again, and is woken again for it.
 pub(crate) fn enqueue(ctx: &Ctx, req: ReqPtr) {
     // SAFETY: still ours until it is queued.
     let key = hash(unsafe { req.get() });
     let c = class(req);
     ctx.list(req, st::QUEUED);
+    // SAFETY: pthread_self has no preconditions.
+    let batched = ctx.in_submit.load(Ordering::Relaxed) == unsafe { libc::pthread_self() } as usize;
     let k = {
         let mut p = POOL.lock();
         push(&mut p, req, key, false);
-        kick(&mut p, c)
+        if batched {
+            Kick::None
+        } else {
+            kick(&mut p, c)
+        }
     };
+    if batched {
+        ctx.kicks_owed.fetch_add(1, Ordering::Relaxed);
+    }
     do_kick(k);
+}
+
+/// Ends a submit call's batch (see `enqueue`): wakes or starts the workers
+/// its queued requests need, as many as `kick` allows.
+pub(crate) fn flush_kicks(ctx: &Ctx) {
+    if ctx.kicks_owed.swap(0, Ordering::Relaxed) == 0 {
+        return;
+    }
+    let (mut wakes, mut spawns) = (0, 0);
+    {
+        let mut p = POOL.lock();
+        for c in [Class::Bounded, Class::Direct, Class::Unbounded] {
+            if !p.queue.iter().any(|r| class(r) == c) {
+                continue;
+            }
+            loop {
+                match kick(&mut p, c) {
+                    Kick::None => break,
+                    Kick::Wake => wakes += 1,
+                    Kick::Spawn => spawns += 1,
+                }
+            }
+        }
+    }
+    if wakes != 0 {
+        WAKE.fetch_add(1, Ordering::SeqCst);
+        futex_wake(&WAKE, wakes);
+    }
+    for _ in 0..spawns {
+        do_kick(Kick::Spawn);
+    }
 }
 
 fn push(p: &mut Pool, req: ReqPtr, key: Option<u64>, front: bool) {

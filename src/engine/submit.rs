@@ -61,6 +61,8 @@ impl Chain {
 pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
     let mut st = ctx.submit.lock();
     let _creds = super::creds::Batch::begin(ctx);
+    // Dropped first, on every way out: wakes the workers the call queued for.
+    let _kicks = Kicks(ctx);
     if ctx.forked.load(Ordering::Relaxed) {
         // Another process may have consumed SQEs since.
         st.sq_head = ctx.word(off::SQ_HEAD).load(Ordering::Acquire);
@@ -157,6 +159,16 @@ pub(crate) fn submit(ctx: &Ctx, nr: u32) -> i32 {
     }
     ctx.ready.end_submit(ctx);
     done as i32
+}
+
+/// Wakes, once a submit call ends, the workers it queued requests for
+/// (`io_wq::flush_kicks`).
+struct Kicks<'a>(&'a Ctx);
+
+impl Drop for Kicks<'_> {
+    fn drop(&mut self) {
+        super::io_wq::flush_kicks(self.0);
+    }
 }
 
 /// Ops that neither close nor open an fd, so that the call's shared dups
