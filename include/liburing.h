@@ -472,9 +472,8 @@ IOURINGINLINE bool io_uring_cqe_iter_next(struct io_uring_cqe_iter *iter,
 	if (pos == iter->tail)
 		return false;
 
-	/* One shift by 4 + shift turns the slot into a byte offset. */
-	c = (struct io_uring_cqe *) ((char *) iter->cqes +
-		((size_t) (pos & iter->mask) << (iter->shift + 4)));
+	/* A 32-byte CQE ring (shift 1) spans two array entries per slot. */
+	c = &iter->cqes[(size_t) (pos & iter->mask) << iter->shift];
 	/* Two-slot CQEs (CQE_MIXED rings only) advance one more. */
 	iter->head = pos + 1 + ((c->flags & IORING_CQE_F_32) >> 15);
 	*cqe = c;
@@ -1245,6 +1244,7 @@ io_uring_recvmsg_cmsg_nexthdr(struct io_uring_recvmsg_out *o,
 	LIBURING_NOEXCEPT
 {
 	unsigned char *limit, *next;
+	struct cmsghdr *hdr;
 
 	if (cmsg->cmsg_len < sizeof(struct cmsghdr))
 		return NULL;
@@ -1254,9 +1254,10 @@ io_uring_recvmsg_cmsg_nexthdr(struct io_uring_recvmsg_out *o,
 	/* the next header, and then its whole payload, must fit */
 	if (next + sizeof(struct cmsghdr) > limit)
 		return NULL;
-	if (next + CMSG_ALIGN(((struct cmsghdr *) next)->cmsg_len) > limit)
+	hdr = (struct cmsghdr *) next;
+	if (next + CMSG_ALIGN(hdr->cmsg_len) > limit)
 		return NULL;
-	return (struct cmsghdr *) next;
+	return hdr;
 }
 
 IOURINGINLINE void *io_uring_recvmsg_payload(struct io_uring_recvmsg_out *o,
