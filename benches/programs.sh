@@ -9,6 +9,10 @@
 #   write-only runs, 8 client threads, a 64 MiB buffer pool, O_DIRECT data
 #   files. Fallback: InnoDB's simulated AIO, which it takes by itself when
 #   io_uring_queue_init fails.
+# - plocate (Debian's plocate): queries of a database of /usr, a short
+#   process each, whose index reads and statx calls go through io_uring.
+#   Fallback: pread and access(2), which it takes when io_uring_queue_init
+#   fails. Measures what the engine costs a short-lived program.
 #
 # "Refused" is c-tests/helpers/no-uring: a seccomp filter answering the
 # io_uring system calls with EPERM. On the engine, the program loads this
@@ -38,6 +42,7 @@ need=""
 command -v qemu-img >/dev/null 2>&1 || need="$need qemu-utils"
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need="$need mariadb-server"
 command -v sysbench >/dev/null 2>&1 || need="$need sysbench"
+command -v plocate >/dev/null 2>&1 || need="$need plocate"
 if [ -n "$need" ]; then
 	say "installing:$need"
 	apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $need >/dev/null
@@ -163,6 +168,41 @@ while [ $r -lt "$ROUNDS" ]; do
 	r=$((r + 1))
 done
 
+# ------------------------------------------------------------ plocate
+PDB=$B/plocate-usr.db
+PRUNS=${BENCH_PLOCATE_RUNS:-200}
+updatedb -o "$PDB" -U /usr
+PVER=$(plocate --version | sed -n '1s/.* //p')
+# ploc MODE QUERY RUNS: microseconds per query, each its own process.
+# Every mode starts plocate through one more exec (no-uring's, or env's
+# for the kernel), so that the columns differ only in the I/O path.
+ploc() {
+	case $1 in
+	kernel) set -- "$2" "$3" env ;;
+	fallback) set -- "$2" "$3" "$NOURING" EPERM ;;
+	engine) set -- "$2" "$3" env LD_LIBRARY_PATH="$OURS" "$NOURING" EPERM ;;
+	esac
+	q=$1; n=$2; shift 2
+	t0=$(date +%s%N)
+	i=0
+	while [ $i -lt "$n" ]; do
+		"$@" plocate -d "$PDB" -c "$q" >/dev/null
+		i=$((i + 1))
+	done
+	echo $((($(date +%s%N) - t0) / n / 1000))
+}
+PCOUNT1=$(plocate -d "$PDB" -c passwd)
+PCOUNT2=$(plocate -d "$PDB" -c share/doc)
+say "plocate, $ROUNDS rounds of $PRUNS queries"
+r=0
+while [ $r -lt "$ROUNDS" ]; do
+	for m in $(rotate $r engine fallback kernel); do
+		rec $m plocate_few "$(ploc $m passwd "$PRUNS")" $r
+		rec $m plocate_many "$(ploc $m share/doc $((PRUNS / 2)))" $r
+	done
+	r=$((r + 1))
+done
+
 # ------------------------------------------------------------ report
 # med MODE METRIC: the median over rounds.
 med() {
@@ -193,11 +233,16 @@ row qemu_write "qemu-img $QVER bench: 50,000 4 KiB O_DIRECT writes, QD32 (fallba
 row qemu_read "qemu-img $QVER bench: 100,000 4 KiB O_DIRECT reads, QD32 (fallback: -i threads)" pool s lower
 row mdb_oltp_read_write "MariaDB $MVER, sysbench oltp_read_write, 8 threads (fallback: simulated AIO)" fallback tps higher
 row mdb_oltp_write_only "MariaDB $MVER, sysbench oltp_write_only, 8 threads (fallback: simulated AIO)" fallback tps higher
+row plocate_few "plocate $PVER, one query of /usr's database matching $PCOUNT1 paths, a process each (fallback: pread, access)" fallback us lower
+row plocate_many "plocate $PVER, one query matching $PCOUNT2 paths, a process each (fallback: pread, access)" fallback us lower
 echo
 echo "MariaDB: 4 tables of 200,000 rows (about 190 MiB) against a 64 MiB buffer pool, O_DIRECT data files,"
 echo "innodb_flush_log_at_trx_commit=1, ${MSECS} s per point. InnoDB sends page flushes and read-ahead through"
 echo "its AIO (io_uring here); its redo log writes and most page reads are plain system calls of its own threads,"
 echo "the same in every column."
+echo
+echo "plocate: microseconds per query, the whole process from exec to exit, $PRUNS runs of the first query and"
+echo "$((PRUNS / 2)) of the second per point; each checks the paths it found with statx, through io_uring when it has it."
 } > "$OUT.tmp"
 mv "$OUT.tmp" "$OUT"
 cat "$OUT"
