@@ -579,7 +579,7 @@ fn find(reg: &Registry, serial: u64, addr: u64) -> Option<usize> {
 /// After the last ring's teardown: lets the watchers, which exit once they
 /// have no entries, finish, so no engine thread outlives the rings.
 pub(crate) fn maybe_stop() {
-    super::lock::wait_threads_ended(os::now_ns() + 1_000_000_000, || !REG.lock().watchers.iter().any(|w| w.running));
+    super::lock::wait_threads_ended(|| !REG.lock().watchers.iter().any(|w| w.running));
 }
 
 /// In a forked child: the watchers did not come along, and the parent's

@@ -38,8 +38,6 @@ use super::req::{self, rf, st, Fifo, Mode, ReqPtr};
 use super::{os, table};
 
 const IDLE_NS: u64 = 3_000_000_000;
-/// The longest a ring's teardown waits for idle workers to leave.
-const STOP_WAIT_NS: u64 = 1_000_000_000;
 /// Default cap for O_DIRECT I/O (see the module documentation).
 const DIRECT_MAX: u32 = 64;
 /// Default extra room for unbounded work.
@@ -725,11 +723,8 @@ pub(crate) fn idle_exit() {
     LEAVE.store(true, Ordering::Release);
     WAKE.fetch_add(1, Ordering::SeqCst);
     futex_wake(&WAKE, i32::MAX);
-    // Wait (a second at most) for them, so a caller counting threads sees
-    // them gone.
-    super::lock::wait_threads_ended(os::now_ns() + STOP_WAIT_NS, || {
-        POOL.lock().workers == 0 || table::LIVE.load(Ordering::Acquire) != 0
-    });
+    // Wait for them, so a caller counting threads sees them gone.
+    super::lock::wait_threads_ended(|| POOL.lock().workers == 0 || table::LIVE.load(Ordering::Acquire) != 0);
     LEAVE.store(false, Ordering::Release);
 }
 

@@ -59,18 +59,17 @@ pub(crate) fn thread_ended() {
     futex_wake(&ENDED, i32::MAX);
 }
 
-/// Waits until `done` holds, asking again each time an engine thread ends,
-/// or until the CLOCK_MONOTONIC `deadline_ns`; returns its last answer.
-pub(crate) fn wait_threads_ended(deadline_ns: u64, mut done: impl FnMut() -> bool) -> bool {
+/// Waits until `done` holds, asking again each time an engine thread ends;
+/// gives up after a second (a thread stuck elsewhere must not hang the
+/// teardown that waits for it).
+pub(crate) fn wait_threads_ended(mut done: impl FnMut() -> bool) {
+    let deadline = super::os::now_ns() + 1_000_000_000;
     loop {
         let seen = ENDED.load(Ordering::SeqCst);
-        if done() {
-            return true;
+        if done() || super::os::now_ns() >= deadline {
+            return;
         }
-        if super::os::now_ns() >= deadline_ns {
-            return false;
-        }
-        futex_wait(&ENDED, seen, Some(deadline_ns));
+        futex_wait(&ENDED, seen, Some(deadline));
     }
 }
 

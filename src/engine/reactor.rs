@@ -29,8 +29,6 @@ const TICK_NS: u64 = 400_000;
 /// soon it finds its fds closed behind its back (see `recover`).
 const TIMER_CAP_MS: i32 = 100;
 const IDLE_CAP_MS: i32 = 1000;
-/// The longest the last ring's teardown waits for the reactor to stop.
-const STOP_WAIT_NS: u64 = 1_000_000_000;
 
 struct State {
     epfd: i32,
@@ -524,8 +522,7 @@ pub(crate) fn maybe_stop() {
             return;
         }
     }
-    let deadline = os::now_ns() + STOP_WAIT_NS;
-    super::lock::wait_threads_ended(deadline, || table::LIVE.load(Ordering::Acquire) != 0 || !R.lock().running);
+    super::lock::wait_threads_ended(|| table::LIVE.load(Ordering::Acquire) != 0 || !R.lock().running);
     let mut s = R.lock();
     if table::LIVE.load(Ordering::Acquire) != 0 || s.running {
         return;
