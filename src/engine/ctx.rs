@@ -226,10 +226,10 @@ pub(crate) struct Ctx {
     /// credentials it read there, for every request of that call (see
     /// `creds::snapshot`); `submit_creds_used` once they are set.
     pub in_submit: AtomicUsize,
-    /// Requests that call queued for workers without waking one: the
-    /// call wakes them all at its end (`io_wq::flush_kicks`). Only the
-    /// thread in `in_submit` touches it.
-    pub kicks_owed: AtomicU32,
+    /// That call queued requests for workers without waking any: it wakes
+    /// them at its end (`io_wq::flush_kicks`). Only the thread in
+    /// `in_submit` touches it.
+    pub kicks_owed: AtomicBool,
     pub submit_creds: Mutex<Option<alloc::sync::Arc<super::creds::Creds>>>,
     pub submit_creds_used: AtomicBool,
     /// The dups that call's requests share, one per fd (see
@@ -369,7 +369,7 @@ impl Ctx {
             restrictions: Mutex::new(super::register::Restrictions::new()),
             restricted: AtomicBool::new(false),
             in_submit: core::sync::atomic::AtomicUsize::new(0),
-            kicks_owed: AtomicU32::new(0),
+            kicks_owed: AtomicBool::new(false),
             submit_creds: super::lock::Mutex::new(None),
             submit_creds_used: AtomicBool::new(false),
             submit_files: Mutex::new(alloc::vec::Vec::new()),

@@ -211,10 +211,7 @@ fn kick(p: &mut Pool, c: Class) -> Kick {
 fn do_kick(k: Kick) {
     match k {
         Kick::None => {}
-        Kick::Wake => {
-            WAKE.fetch_add(1, Ordering::SeqCst);
-            futex_wake(&WAKE, 1);
-        }
+        Kick::Wake => wake_idle(1),
         Kick::Spawn => {
             if super::creds::spawn(worker_main, core::ptr::null_mut()).is_err() {
                 let mut p = POOL.lock();
@@ -230,6 +227,13 @@ fn do_kick(k: Kick) {
             }
         }
     }
+}
+
+/// Wakes up to `n` idle workers (each woken one was claimed in `woken`,
+/// or all of them are leaving).
+fn wake_idle(n: i32) {
+    WAKE.fetch_add(1, Ordering::SeqCst);
+    futex_wake(&WAKE, n);
 }
 
 /// The key a request is serialised by (`OpDef::hash`).
@@ -262,7 +266,7 @@ pub(crate) fn enqueue(ctx: &Ctx, req: ReqPtr) {
         }
     };
     if batched {
-        ctx.kicks_owed.fetch_add(1, Ordering::Relaxed);
+        ctx.kicks_owed.store(true, Ordering::Relaxed);
     }
     do_kick(k);
 }
@@ -270,7 +274,7 @@ pub(crate) fn enqueue(ctx: &Ctx, req: ReqPtr) {
 /// Ends a submit call's batch (see `enqueue`): wakes or starts the workers
 /// its queued requests need, as many as `kick` allows.
 pub(crate) fn flush_kicks(ctx: &Ctx) {
-    if ctx.kicks_owed.swap(0, Ordering::Relaxed) == 0 {
+    if !ctx.kicks_owed.swap(false, Ordering::Relaxed) {
         return;
     }
     let (mut wakes, mut spawns) = (0, 0);
@@ -290,8 +294,7 @@ pub(crate) fn flush_kicks(ctx: &Ctx) {
         }
     }
     if wakes != 0 {
-        WAKE.fetch_add(1, Ordering::SeqCst);
-        futex_wake(&WAKE, wakes);
+        wake_idle(wakes);
     }
     for _ in 0..spawns {
         do_kick(Kick::Spawn);
@@ -721,8 +724,7 @@ extern "C" fn worker_main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
 /// Sends idle workers away now (no engine ring is left).
 pub(crate) fn idle_exit() {
     LEAVE.store(true, Ordering::Release);
-    WAKE.fetch_add(1, Ordering::SeqCst);
-    futex_wake(&WAKE, i32::MAX);
+    wake_idle(i32::MAX);
     // Wait for them, so a caller counting threads sees them gone.
     super::lock::wait_threads_ended(|| POOL.lock().workers == 0 || table::LIVE.load(Ordering::Acquire) != 0);
     LEAVE.store(false, Ordering::Release);
