@@ -56,6 +56,20 @@ if ! "$NOURING" EPERM true 2>/dev/null; then
 	exit 77
 fi
 
+# via MODE COMMAND...: execs COMMAND on the kernel's io_uring (through
+# env, so that every mode starts it through one exec more), with io_uring
+# refused so that it takes its own fallback, or on this library's engine
+# with io_uring refused. It replaces the shell it runs in: call it in a
+# subshell, or in the background (then $! is the program's pid).
+via() {
+	m=$1; shift
+	case $m in
+	kernel) exec env "$@" ;;
+	pool | fallback) exec "$NOURING" EPERM "$@" ;;
+	engine) export LD_LIBRARY_PATH="$OURS"; exec "$NOURING" EPERM "$@" ;;
+	esac
+}
+
 RAW=$B/raw.txt
 : > "$RAW"
 rec() { printf '%s %s %s %s\n' "$1" "$2" "$3" "$4" >> "$RAW"; }   # mode metric value round
@@ -82,12 +96,10 @@ QVER=$(qemu-img --version | sed -n '1s/.*version \([^ ]*\).*/\1/p')
 # qimg MODE ARGS...: seconds qemu-img bench reports.
 qimg() {
 	m=$1; shift
-	case $m in
-	kernel) set -- qemu-img bench -f raw -t none -i io_uring "$@" "$IMG" ;;
-	pool) set -- "$NOURING" EPERM qemu-img bench -f raw -t none -i threads "$@" "$IMG" ;;
-	engine) set -- env LD_LIBRARY_PATH="$OURS" "$NOURING" EPERM qemu-img bench -f raw -t none -i io_uring "$@" "$IMG" ;;
-	esac
-	"$@" 2>&1 | sed -n 's/^Run completed in \([0-9.]*\) seconds.*/\1/p'
+	aio=io_uring
+	[ "$m" = pool ] && aio=threads
+	(via "$m" qemu-img bench -f raw -t none -i $aio "$@" "$IMG") 2>&1 |
+		sed -n 's/^Run completed in \([0-9.]*\) seconds.*/\1/p'
 }
 say "qemu-img bench, $ROUNDS rounds"
 r=0
@@ -120,11 +132,7 @@ trap mstop EXIT INT TERM
 mstart() {
 	log=$B/mariadb.$1.log
 	: > "$log"
-	case $1 in
-	kernel) $MBIN $MOPTS --log-error="$log" & ;;
-	fallback) "$NOURING" EPERM $MBIN $MOPTS --log-error="$log" & ;;
-	engine) env LD_LIBRARY_PATH="$OURS" "$NOURING" EPERM $MBIN $MOPTS --log-error="$log" & ;;
-	esac
+	via "$1" $MBIN $MOPTS --log-error="$log" &
 	MPID=$!
 	i=0
 	until mariadb -S "$SOCK" -e 'select 1' >/dev/null 2>&1; do
@@ -174,22 +182,14 @@ PRUNS=${BENCH_PLOCATE_RUNS:-200}
 updatedb -o "$PDB" -U /usr
 PVER=$(plocate --version | sed -n '1s/.* //p')
 # ploc MODE QUERY RUNS: microseconds per query, each its own process.
-# Every mode starts plocate through one more exec (no-uring's, or env's
-# for the kernel), so that the columns differ only in the I/O path.
 ploc() {
-	case $1 in
-	kernel) set -- "$2" "$3" env ;;
-	fallback) set -- "$2" "$3" "$NOURING" EPERM ;;
-	engine) set -- "$2" "$3" env LD_LIBRARY_PATH="$OURS" "$NOURING" EPERM ;;
-	esac
-	q=$1; n=$2; shift 2
 	t0=$(date +%s%N)
 	i=0
-	while [ $i -lt "$n" ]; do
-		"$@" plocate -d "$PDB" -c "$q" >/dev/null
+	while [ $i -lt "$3" ]; do
+		(via "$1" plocate -d "$PDB" -c "$2") >/dev/null
 		i=$((i + 1))
 	done
-	echo $((($(date +%s%N) - t0) / n / 1000))
+	echo $((($(date +%s%N) - t0) / $3 / 1000))
 }
 PCOUNT1=$(plocate -d "$PDB" -c passwd)
 PCOUNT2=$(plocate -d "$PDB" -c share/doc)
