@@ -506,20 +506,31 @@ pub(crate) fn copy_from_user(dst: *mut u8, src: u64, len: usize) -> Result<(), i
 }
 
 /// Copies a NUL-terminated string of at most `max` bytes (NUL included)
-/// from caller memory, a page at a time so a string ending just before an
-/// unmapped page is fine. Err(-ENAMETOOLONG) when no NUL comes in time.
-pub(crate) fn copy_str_from_user(src: u64, max: usize) -> Result<alloc::vec::Vec<u8>, i32> {
+/// from caller memory: exactly the string and its NUL, or
+/// Err(-ENAMETOOLONG) when no NUL comes in time. No read crosses a page
+/// boundary, so a string ending just before an unmapped page is fine.
+/// The first read is short: paths are mostly far shorter than a page, and
+/// copying (and allocating) a page for each would cost more than the op.
+pub(crate) fn copy_str_from_user(src: u64, max: usize) -> Result<alloc::boxed::Box<[u8]>, i32> {
+    const FIRST: usize = 256;
     let page = crate::sys::mem::page_size() as u64;
-    let mut out = alloc::vec::Vec::new();
-    let mut at = src;
+    let to_page = |at: u64| (page - at % page) as usize;
+    let mut first = [0u8; FIRST];
+    let n = to_page(src).min(FIRST).min(max);
+    copy_from_user(first.as_mut_ptr(), src, n)?;
+    if let Some(i) = first[..n].iter().position(|&b| b == 0) {
+        return Ok(first[..=i].into());
+    }
+    let mut out = first[..n].to_vec();
+    let mut at = src + n as u64;
     while out.len() < max {
-        let chunk = ((page - at % page) as usize).min(max - out.len());
+        let chunk = to_page(at).min(max - out.len());
         let old = out.len();
         out.resize(old + chunk, 0);
         copy_from_user(out[old..].as_mut_ptr(), at, chunk)?;
         if let Some(i) = out[old..].iter().position(|&b| b == 0) {
             out.truncate(old + i + 1);
-            return Ok(out);
+            return Ok(out.into_boxed_slice());
         }
         at += chunk as u64;
     }
@@ -761,3 +772,7 @@ pub(crate) fn fd_link(fd: i32, buf: &mut [u8]) -> Option<&[u8]> {
     };
     (n > 0).then(|| &buf[..n as usize])
 }
+
+#[cfg(test)]
+#[path = "os_tests.rs"]
+mod tests;

@@ -17,7 +17,7 @@ pub(crate) fn get(addr: u64, empty_ok: bool) -> Result<Path, i32> {
     if p.len() == 1 && !empty_ok {
         return Err(-libc::ENOENT);
     }
-    Ok(p.into_boxed_slice())
+    Ok(p)
 }
 
 pub(crate) fn ptr(p: &Path) -> *const libc::c_char {

@@ -37,7 +37,7 @@ fn prep(_: &Ctx, r: &mut Req) -> Result<(), i32> {
         return Err(-libc::EINVAL);
     }
     let name = match os::copy_str_from_user(s.addr, XATTR_NAME_MAX + 1) {
-        Ok(n) if n.len() > 1 => n.into_boxed_slice(),
+        Ok(n) if n.len() > 1 => n,
         Err(e) if e != -libc::ENAMETOOLONG => return Err(e),
         _ => return Err(-libc::ERANGE),
     };
