@@ -172,6 +172,8 @@ pub(crate) struct Ctx {
     /// Submission side (the kernel's uring_lock); it also guards the
     /// ring's `Memory` (the kernel's mmap_lock comes under it).
     pub submit: Mutex<super::submit::SubmitState>,
+    /// Freed requests on their way back to the submitter (any thread).
+    pub returned: super::req::Returned,
     /// Completion side (the kernel's completion_lock).
     pub inner: Mutex<Inner>,
     /// Whether CQEs wait in `Inner::overflow` (written under `inner`, read
@@ -344,6 +346,7 @@ impl Ctx {
             sq_array: AtomicPtr::new(sq_array as *mut u32),
             rings_users: AtomicU32::new(0),
             submit: Mutex::new(super::submit::SubmitState::new(mem)),
+            returned: super::req::Returned::new(),
             inner: Mutex::new(Inner::new()),
             overflow_held: AtomicBool::new(false),
             cq_seq: AtomicU32::new(0),

@@ -81,8 +81,8 @@ fn buried_requests_wait_for_the_server() {
     let ctx = &*t.ctx;
     let rd = &ctx.ready;
     let sqe = Sqe::default();
-    let a = req::alloc(ctx, &sqe, 1);
-    let b = req::alloc(ctx, &sqe, 2);
+    let a = req::alloc(ctx, &mut ctx.submit.lock().cache, &sqe, 1);
+    let b = req::alloc(ctx, &mut ctx.submit.lock().cache, &sqe, 2);
     for r in [a, b] {
         // SAFETY: the test owns both requests.
         unsafe { r.get() }.flags |= rf::EPOLLED;
@@ -111,7 +111,7 @@ fn buried_requests_wait_for_the_server() {
 fn ready_skips_a_taken_request() {
     let t = TestRing::new(4, 0);
     let ctx = &*t.ctx;
-    let r = req::alloc(ctx, &Sqe::default(), 1);
+    let r = req::alloc(ctx, &mut ctx.submit.lock().cache, &Sqe::default(), 1);
     r.state().store(st::CANCELED, Ordering::Relaxed);
     ready(ctx, r, libc::EPOLLIN as u32);
     assert_eq!(r.state().load(Ordering::Relaxed), st::CANCELED);

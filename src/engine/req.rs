@@ -233,15 +233,28 @@ impl Req {
     }
 }
 
-/// Allocates a request for `sqe`.
-pub(crate) fn alloc(ctx: &Ctx, sqe: &Sqe, id: u64) -> ReqPtr {
+/// Allocates a request for `sqe`: a freed one of the ring's if any
+/// (`Returned`), else from the heap. The caller holds the submit lock,
+/// which `cache` lives under.
+pub(crate) fn alloc(ctx: &Ctx, cache: &mut ReqCache, sqe: &Sqe, id: u64) -> ReqPtr {
     ctx.users.fetch_add(1, Ordering::Relaxed);
-    boxed(*sqe, ctx, id)
+    if cache.head.is_none() {
+        cache.head = ctx.returned.take_all();
+    }
+    let Some(p) = cache.head else { return boxed(*sqe, ctx, id) };
+    // SAFETY: a freed request of this ring: nobody else holds it, and the
+    // submit lock keeps other submitters out of `cache`.
+    let r = unsafe { p.get() };
+    cache.head = r.qnext.take();
+    ctx.returned.len.fetch_sub(1, Ordering::Relaxed);
+    // Drops what the freed request still held (its paths, iovecs) here, on
+    // the thread that allocates the next ones.
+    *r = fresh(*sqe, ctx, id);
+    p
 }
 
-/// A fresh request of `ctx` on the heap, owned by the caller.
-fn boxed(sqe: Sqe, ctx: *const Ctx, id: u64) -> ReqPtr {
-    let b = Box::new(Req {
+fn fresh(sqe: Sqe, ctx: *const Ctx, id: u64) -> Req {
+    Req {
         sqe,
         ctx,
         link: None,
@@ -256,9 +269,94 @@ fn boxed(sqe: Sqe, ctx: *const Ctx, id: u64) -> ReqPtr {
         res: 0,
         creds: None,
         io: OpData::None,
-    });
+    }
+}
+
+/// A fresh request of `ctx` on the heap, owned by the caller.
+fn boxed(sqe: Sqe, ctx: *const Ctx, id: u64) -> ReqPtr {
     // SAFETY: Box::into_raw never returns null.
-    ReqPtr(unsafe { NonNull::new_unchecked(Box::into_raw(b)) })
+    ReqPtr(unsafe { NonNull::new_unchecked(Box::into_raw(Box::new(fresh(sqe, ctx, id)))) })
+}
+
+/// At most this many freed requests wait in a ring's `Returned` and
+/// `ReqCache` together; more are freed at once.
+const RETURNED_MAX: u32 = 256;
+
+/// Requests freed by any thread, given back to the ring's submitter for
+/// its next ones (the kernel keeps such a cache per ring too). Freed on a
+/// worker, a request's memory (and that of its paths and iovecs) would
+/// land in that worker's malloc cache while the submitter allocates anew,
+/// each trip through malloc's slow path and arena lock. Any thread pushes;
+/// only the submitter takes, and always the whole list (`take_all`), so a
+/// take never races another (no ABA). A pushed request keeps its data,
+/// dropped by `alloc` on reuse; it is linked through `qnext`.
+pub(crate) struct Returned {
+    head: core::sync::atomic::AtomicPtr<Req>,
+    /// Requests here and in the submitter's `ReqCache`.
+    len: AtomicU32,
+}
+
+impl Returned {
+    pub(crate) const fn new() -> Returned {
+        Returned { head: core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()), len: AtomicU32::new(0) }
+    }
+
+    /// Gives back a request whose file and other holds are released.
+    fn give(&self, req: ReqPtr) {
+        if self.len.load(Ordering::Relaxed) >= RETURNED_MAX {
+            // SAFETY: allocated through Box and owned by the caller.
+            drop(unsafe { Box::from_raw(req.0.as_ptr()) });
+            return;
+        }
+        self.len.fetch_add(1, Ordering::Relaxed);
+        let mut h = self.head.load(Ordering::Relaxed);
+        loop {
+            // SAFETY: owned by the caller until the exchange publishes it.
+            unsafe { req.get() }.qnext = NonNull::new(h).map(ReqPtr);
+            // Release: the request's last writes come before its reuse.
+            match self.head.compare_exchange_weak(h, req.0.as_ptr(), Ordering::Release, Ordering::Relaxed) {
+                Ok(_) => return,
+                Err(now) => h = now,
+            }
+        }
+    }
+
+    fn take_all(&self) -> Option<ReqPtr> {
+        NonNull::new(self.head.swap(core::ptr::null_mut(), Ordering::Acquire)).map(ReqPtr)
+    }
+}
+
+/// Frees a list of requests linked through `qnext`.
+fn free_list(mut at: Option<ReqPtr>) {
+    while let Some(p) = at {
+        // SAFETY: the list's owner frees it; each was allocated through Box.
+        let b = unsafe { Box::from_raw(p.0.as_ptr()) };
+        at = b.qnext;
+    }
+}
+
+impl Drop for Returned {
+    fn drop(&mut self) {
+        free_list(self.take_all());
+    }
+}
+
+/// The submitter's share of `Returned`: requests taken from it and not yet
+/// reused. Lives under the submit lock.
+pub(crate) struct ReqCache {
+    head: Option<ReqPtr>,
+}
+
+impl ReqCache {
+    pub(crate) const fn new() -> ReqCache {
+        ReqCache { head: None }
+    }
+}
+
+impl Drop for ReqCache {
+    fn drop(&mut self) {
+        free_list(self.head.take());
+    }
 }
 
 /// Releases a request (the caller owns it and drops every pointer to it).
@@ -278,8 +376,7 @@ pub(crate) fn free(ctx: &Ctx, req: ReqPtr) {
         super::readiness::bury(ctx, req);
     } else {
         put_file(ctx, r);
-        // SAFETY: allocated by `alloc` through Box and owned by us.
-        drop(unsafe { Box::from_raw(req.0.as_ptr()) });
+        ctx.returned.give(req);
     }
     // Only a tear-down waits for the count to reach zero, and it marks the
     // ring dying before it reads the count (both SeqCst).

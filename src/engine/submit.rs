@@ -32,11 +32,21 @@ pub(crate) struct SubmitState {
     drain_seen: bool,
     /// The ring memory (see `Ctx::rings`).
     pub mem: super::ctx::Memory,
+    /// Freed requests for the next ones (see `req::Returned`).
+    pub cache: req::ReqCache,
 }
 
 impl SubmitState {
     pub(crate) const fn new(mem: super::ctx::Memory) -> SubmitState {
-        SubmitState { sq_head: 0, next_id: 1, drain_disabled: false, drain_next: false, drain_seen: false, mem }
+        SubmitState {
+            sq_head: 0,
+            next_id: 1,
+            drain_disabled: false,
+            drain_next: false,
+            drain_seen: false,
+            mem,
+            cache: req::ReqCache::new(),
+        }
     }
 }
 
@@ -369,7 +379,7 @@ fn submit_one(ctx: &Ctx, st: &mut SubmitState, sqe: &Sqe, chain: &mut Option<Cha
     }
     let id = st.next_id;
     st.next_id += 1;
-    let req = req::alloc(ctx, sqe, id);
+    let req = req::alloc(ctx, &mut st.cache, sqe, id);
     if ctx.forked.load(Ordering::Relaxed) {
         record(ctx, req, chain.as_ref());
     }
