@@ -543,7 +543,14 @@ pub(crate) fn personality(ctx: &Ctx, id: u16) -> Result<Arc<Creds>, i32> {
     ctx.personalities.lock().map.get(&id).cloned().ok_or(-libc::EINVAL)
 }
 
+/// A thread for the nursery to start: what it runs, and what to call (on
+/// the nursery) if it cannot be started.
+type Job = (extern "C" fn(*mut libc::c_void) -> *mut libc::c_void, usize, fn());
+
 /// The thread that starts workers, so that they all have its credentials.
+/// Starting one is asynchronous: the caller queues a job and goes on, so
+/// a submit call that needs eight workers does not wait for eight thread
+/// creations, each a round trip to the nursery.
 struct Nursery {
     /// The process it lives in (0: none); a forked child has none.
     pid: u32,
@@ -552,16 +559,19 @@ struct Nursery {
     /// engine ring: the one to start the nursery must have them.
     base: Option<Creds>,
     base_pid: u32,
-    job: Option<(extern "C" fn(*mut libc::c_void) -> *mut libc::c_void, usize)>,
-    result: Option<Result<(), i32>>,
-    stop: bool,
+    jobs: Vec<Job>,
+    /// Each nursery started has the next generation; those up to
+    /// `stopped` end once no job is left. So a nursery being stopped (and
+    /// joined) ends even if the next is started meanwhile.
+    gen: u32,
+    stopped: u32,
 }
 
 static NURSERY: Mutex<Nursery> =
-    Mutex::new(Nursery { pid: 0, thread: None, base: None, base_pid: 0, job: None, result: None, stop: false });
-/// Bumped when a job, a result or a stop is posted.
+    Mutex::new(Nursery { pid: 0, thread: None, base: None, base_pid: 0, jobs: Vec::new(), gen: 0, stopped: 0 });
+/// Bumped when jobs or a stop are posted.
 static NURSERY_SEQ: AtomicU32 = AtomicU32::new(0);
-/// One job at a time.
+/// One thread at a time starts threads or a nursery in `spawn`.
 static SPAWNING: Mutex<()> = Mutex::new(());
 
 fn pid() -> u32 {
@@ -571,32 +581,33 @@ fn pid() -> u32 {
 
 fn post() {
     NURSERY_SEQ.fetch_add(1, Ordering::SeqCst);
+    // Mostly one nursery; two while one being stopped is not yet gone.
     futex_wake(&NURSERY_SEQ, i32::MAX);
 }
 
-/// Waits until `done` holds for the nursery's state.
-fn wait_for(mut done: impl FnMut(&mut Nursery) -> bool) {
-    loop {
-        let seq = NURSERY_SEQ.load(Ordering::SeqCst);
-        if done(&mut NURSERY.lock()) {
-            return;
-        }
-        futex_wait(&NURSERY_SEQ, seq, None);
-    }
-}
-
-extern "C" fn nursery_main(_: *mut libc::c_void) -> *mut libc::c_void {
+extern "C" fn nursery_main(gen: *mut libc::c_void) -> *mut libc::c_void {
+    let gen = gen as usize as u32;
     os::name_thread("uring-rs-spawn", false);
     loop {
-        let mut job = None;
-        wait_for(|n| {
-            job = n.job.take();
-            job.is_some() || n.stop
-        });
-        let Some((f, arg)) = job else { return core::ptr::null_mut() };
-        let r = os::spawn(f, arg as *mut libc::c_void);
-        NURSERY.lock().result = Some(r);
-        post();
+        let seq = NURSERY_SEQ.load(Ordering::SeqCst);
+        let job = {
+            let mut n = NURSERY.lock();
+            match n.jobs.pop() {
+                Some(j) => Some(j),
+                None if n.stopped.wrapping_sub(gen) as i32 >= 0 => return core::ptr::null_mut(),
+                None => None,
+            }
+        };
+        match job {
+            Some((f, arg, failed)) => {
+                if os::spawn(f, arg as *mut libc::c_void).is_err() {
+                    failed();
+                }
+            }
+            None => {
+                futex_wait(&NURSERY_SEQ, seq, None);
+            }
+        }
     }
 }
 
@@ -611,61 +622,83 @@ pub(crate) fn note_setup() {
     }
 }
 
-/// When no engine ring is left: the nursery ends.
-pub(crate) fn stop_nursery() {
-    let _one = SPAWNING.lock();
+/// When no engine ring is left: the nursery is told to end, once it has
+/// started the threads asked of it. Returns it, for `join_nursery`.
+pub(crate) fn stop_nursery() -> Option<libc::pthread_t> {
     let t = {
         let mut n = NURSERY.lock();
         if n.pid != pid() {
-            return;
+            return None;
         }
         n.pid = 0;
-        n.stop = true;
+        n.stopped = n.gen;
         n.thread.take()
     };
     post();
+    t
+}
+
+/// Waits for a nursery `stop_nursery` stopped to end.
+pub(crate) fn join_nursery(t: Option<libc::pthread_t>) {
     if let Some(t) = t {
         os::join(t);
     }
 }
 
-/// Starts a worker thread from the nursery. The first call that needs it
-/// starts the nursery, on a thread with the setup thread's credentials; a
-/// thread with other ones starts the worker itself until then.
+/// Has `n` threads running `f(arg)` started by the nursery, without
+/// waiting for them; `failed` runs on the nursery for each that could not
+/// be. Returns how many the calling thread tried to start itself and could
+/// not; the caller runs `failed` for those.
+///
+/// With no nursery yet, a thread with the setup thread's credentials
+/// starts the first thread itself (one clone, rather than one for the
+/// nursery and then a wait for the nursery's), and the nursery only if
+/// more are asked for. A thread with other credentials starts them all
+/// itself, as does any thread when the nursery cannot be had.
 pub(crate) fn spawn(
     f: extern "C" fn(*mut libc::c_void) -> *mut libc::c_void,
     arg: *mut libc::c_void,
-) -> Result<(), i32> {
+    n: u32,
+    failed: fn(),
+) -> u32 {
+    let direct = |k: u32| (0..k).filter(|_| os::spawn(f, arg).is_err()).count() as u32;
     let _one = SPAWNING.lock();
     let pid = pid();
-    let mut n = NURSERY.lock();
-    if n.pid != pid {
-        let fit = n.base_pid != pid || n.base.as_ref().is_none_or(|b| Creds::current().is_ok_and(|c| c == *b));
+    let mut nu = NURSERY.lock();
+    let mut lost = 0;
+    let mut n = n;
+    if nu.pid != pid {
+        let fit = nu.base_pid != pid || nu.base.as_ref().is_none_or(|b| Creds::current().is_ok_and(|c| c == *b));
         if !fit {
-            drop(n);
-            return os::spawn(f, arg);
+            drop(nu);
+            return direct(n);
         }
-        n.stop = false;
-        match os::spawn_joinable(nursery_main, core::ptr::null_mut()) {
+        drop(nu);
+        lost = direct(1);
+        n -= 1;
+        if n == 0 {
+            return lost;
+        }
+        nu = NURSERY.lock();
+        let gen = nu.gen.wrapping_add(1);
+        match os::spawn_joinable(nursery_main, gen as usize as *mut libc::c_void) {
             Ok(t) => {
-                n.pid = pid;
-                n.thread = Some(t);
+                nu.gen = gen;
+                nu.pid = pid;
+                nu.thread = Some(t);
             }
             Err(_) => {
-                drop(n);
-                return os::spawn(f, arg);
+                drop(nu);
+                return lost + direct(n);
             }
         }
     }
-    n.job = Some((f, arg as usize));
-    drop(n);
+    for _ in 0..n {
+        nu.jobs.push((f, arg as usize, failed));
+    }
+    drop(nu);
     post();
-    let mut r = None;
-    wait_for(|n| {
-        r = n.result.take();
-        r.is_some()
-    });
-    r.unwrap_or(Err(-libc::EAGAIN))
+    lost
 }
 
 /// In a forked child: the nursery stayed behind in the parent.
@@ -683,6 +716,5 @@ pub(crate) unsafe fn after_fork_child() {
     n.thread = None;
     n.base = None;
     n.base_pid = 0;
-    n.job = None;
-    n.result = None;
+    n.jobs = Vec::new();
 }

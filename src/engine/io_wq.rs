@@ -212,20 +212,30 @@ fn do_kick(k: Kick) {
     match k {
         Kick::None => {}
         Kick::Wake => wake_idle(1),
-        Kick::Spawn => {
-            if super::creds::spawn(worker_main, core::ptr::null_mut()).is_err() {
-                let mut p = POOL.lock();
-                p.workers -= 1;
-                p.starting -= 1;
-                publish_coming(&p);
-                if p.workers == 0 {
-                    // No thread at all can be had: run the queue right
-                    // here rather than lose the work.
-                    drop(p);
-                    run_here();
-                }
-            }
-        }
+        Kick::Spawn => spawn(1),
+    }
+}
+
+/// Has `n` workers started, each already counted in `workers` and
+/// `starting`.
+fn spawn(n: u32) {
+    for _ in 0..super::creds::spawn(worker_main, core::ptr::null_mut(), n, spawn_failed) {
+        spawn_failed();
+    }
+}
+
+/// A worker counted as starting could not be: uncounts it. With no worker
+/// at all, runs the queue right here rather than lose the work.
+fn spawn_failed() {
+    let mut p = POOL.lock();
+    p.workers -= 1;
+    p.starting -= 1;
+    publish_coming(&p);
+    if p.workers == 0 {
+        drop(p);
+        // A teardown may be waiting for the count to reach 0.
+        super::lock::thread_ended();
+        run_here();
     }
 }
 
@@ -296,8 +306,8 @@ pub(crate) fn flush_kicks(ctx: &Ctx) {
     if wakes != 0 {
         wake_idle(wakes);
     }
-    for _ in 0..spawns {
-        do_kick(Kick::Spawn);
+    if spawns != 0 {
+        spawn(spawns);
     }
 }
 
@@ -715,17 +725,27 @@ extern "C" fn worker_main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
         }
     }
     p.workers -= 1;
+    // Only the last worker's end is waited for (`wait_idle_exit`): eight
+    // workers leaving wake the teardown once, not eight times.
+    let last = p.workers == 0;
     drop(p);
     super::creds::end_streak();
-    super::lock::thread_ended();
+    if last {
+        super::lock::thread_ended();
+    }
     core::ptr::null_mut()
 }
 
-/// Sends idle workers away now (no engine ring is left).
+/// Sends idle workers away now (no engine ring is left); `wait_idle_exit`
+/// waits for them.
 pub(crate) fn idle_exit() {
     LEAVE.store(true, Ordering::Release);
     wake_idle(i32::MAX);
-    // Wait for them, so a caller counting threads sees them gone.
+}
+
+/// Waits for the workers `idle_exit` sent away, so a caller counting
+/// threads sees them gone.
+pub(crate) fn wait_idle_exit() {
     super::lock::wait_threads_ended(|| POOL.lock().workers == 0 || table::LIVE.load(Ordering::Acquire) != 0);
     LEAVE.store(false, Ordering::Release);
 }

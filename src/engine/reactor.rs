@@ -509,18 +509,19 @@ pub(crate) fn unwatch_ring(ctx: &Ctx) {
     R.lock().watched.retain(|&i| i != idx);
 }
 
-/// Lets the reactor exit if nothing is left for it, and waits (briefly)
-/// until it has closed its fds, so the last ring's teardown leaves none.
-pub(crate) fn maybe_stop() {
-    {
-        let s = R.lock();
-        if !s.running {
-            return;
-        }
-        if !os::anon_ok(s.wakefd) || os::eventfd_signal(s.wakefd) < 0 {
-            // Its fds are gone: it finds that itself, within IDLE_CAP_MS.
-            return;
-        }
+/// Wakes the reactor to exit if nothing is left for it; true if it was
+/// told, and `wait_stopped` should wait until it has closed its fds, so
+/// that the last ring's teardown leaves none.
+pub(crate) fn maybe_stop() -> bool {
+    let s = R.lock();
+    // With its fds gone it finds that itself, within IDLE_CAP_MS.
+    s.running && os::anon_ok(s.wakefd) && os::eventfd_signal(s.wakefd) >= 0
+}
+
+/// Waits for the reactor `maybe_stop` told to stop (if it did) to end.
+pub(crate) fn wait_stopped(told: bool) {
+    if !told {
+        return;
     }
     super::lock::wait_threads_ended(|| table::LIVE.load(Ordering::Acquire) != 0 || !R.lock().running);
     let mut s = R.lock();

@@ -647,10 +647,15 @@ pub(crate) fn shutdown(r: RingRef) {
     table::wait_sole(&r);
     drop(r);
     if table::LIVE.load(Ordering::Acquire) == 0 {
+        // Every engine thread is told to go first, then waited for: their
+        // exits overlap rather than follow one another.
         super::io_wq::idle_exit();
-        super::creds::stop_nursery();
+        let nursery = super::creds::stop_nursery();
         super::aio::maybe_stop();
-        super::reactor::maybe_stop();
+        let reactor = super::reactor::maybe_stop();
+        super::io_wq::wait_idle_exit();
+        super::creds::join_nursery(nursery);
+        super::reactor::wait_stopped(reactor);
         super::futex::maybe_stop();
     }
 }
