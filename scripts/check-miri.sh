@@ -4,7 +4,9 @@
 #    where the data-race detector and the borrow tracker catch any reference
 #    two threads hold to one struct io_uring (the previous design, which
 #    made a `&mut IoUring` in every call, fails it);
-#  - src/engine/req_tests.rs: the request lists (Fifo, ArmedList);
+#  - src/engine/req_tests.rs: the request lists (Fifo, ArmedList) and the
+#    list freed requests go back to their submitter on (Returned), given
+#    to from several threads;
 #  - src/engine/ctx_tests.rs: CQ slots, u32 wraparound, overflow order;
 #  - src/engine/readiness_tests.rs: the readiness set's state machine and
 #    its hand-over of the cover between threads.

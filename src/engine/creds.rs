@@ -74,6 +74,14 @@ pub(crate) struct Creds {
     groups: Vec<u32>,
 }
 
+#[cfg(test)]
+impl Creds {
+    /// Credentials that own heap memory, for tests of what holds them.
+    pub(crate) fn for_test() -> Creds {
+        Creds { uid: [0; 4], gid: [0; 4], cap: [0; 3], securebits: 0, groups: alloc::vec![1, 2, 3] }
+    }
+}
+
 fn ok(r: libc::c_long) -> Result<(), i32> {
     if r < 0 {
         Err(os::errno())
