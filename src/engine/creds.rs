@@ -461,8 +461,7 @@ pub(crate) fn capture_chain(req: super::req::ReqPtr) {
 /// Every request of one call thus goes with the credentials the call
 /// started with, as here.
 fn snapshot(ctx: &Ctx) -> Option<Arc<Creds>> {
-    // SAFETY: pthread_self has no preconditions.
-    if ctx.in_submit.load(Ordering::Relaxed) != unsafe { libc::pthread_self() } as usize {
+    if !ctx.on_submit_thread() {
         return Creds::current().ok().map(Arc::new);
     }
     let mut snap = ctx.submit_creds.lock();

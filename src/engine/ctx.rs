@@ -391,6 +391,13 @@ impl Ctx {
         self.fd.load(Ordering::Acquire)
     }
 
+    /// Whether the calling thread is inside `submit::submit` for this ring
+    /// (`in_submit`).
+    pub(crate) fn on_submit_thread(&self) -> bool {
+        // SAFETY: pthread_self has no preconditions.
+        self.in_submit.load(Ordering::Relaxed) == unsafe { libc::pthread_self() } as usize
+    }
+
     /// The dup of program fd `fd` that the requests of the calling
     /// thread's submit call to this ring share (a fresh one outside such
     /// a call). Within one call the program cannot have closed the fd and
@@ -399,8 +406,7 @@ impl Ctx {
     /// (`forget_submit_files`); another thread's close() may as well have
     /// come after the call.
     pub(crate) fn submit_file(&self, fd: i32) -> Result<alloc::sync::Arc<super::req::SharedFile>, i32> {
-        // SAFETY: pthread_self has no preconditions.
-        let cached = self.in_submit.load(Ordering::Relaxed) == unsafe { libc::pthread_self() } as usize;
+        let cached = self.on_submit_thread();
         if cached {
             if let Some(s) = self.submit_files.lock().iter().find(|s| s.app == fd) {
                 return Ok(s.clone());

@@ -264,8 +264,7 @@ pub(crate) fn enqueue(ctx: &Ctx, req: ReqPtr) {
     let key = hash(unsafe { req.get() });
     let c = class(req);
     ctx.list(req, st::QUEUED);
-    // SAFETY: pthread_self has no preconditions.
-    let batched = ctx.in_submit.load(Ordering::Relaxed) == unsafe { libc::pthread_self() } as usize;
+    let batched = ctx.on_submit_thread();
     let k = {
         let mut p = POOL.lock();
         push(&mut p, req, key, false);
