@@ -676,11 +676,10 @@ pub(crate) fn spawn(
     let mut n = n;
     if nu.pid != pid {
         let fit = nu.base_pid != pid || nu.base.as_ref().is_none_or(|b| Creds::current().is_ok_and(|c| c == *b));
+        drop(nu);
         if !fit {
-            drop(nu);
             return direct(n);
         }
-        drop(nu);
         lost = direct(1);
         n -= 1;
         if n == 0 {
