@@ -33,7 +33,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 
 use super::ctx::Ctx;
-use super::lock::{futex_wait, futex_wake, Mutex};
+use super::lock::{futex_wait, futex_wake, Guard, Mutex};
 use super::req::{self, rf, st, Fifo, Mode, ReqPtr};
 use super::{os, table};
 
@@ -225,7 +225,8 @@ fn spawn(n: u32) {
 }
 
 /// A worker counted as starting could not be: uncounts it. With no worker
-/// at all, runs the queue right here rather than lose the work.
+/// at all, runs the queue right here (on the thread that asked, or on the
+/// nursery) rather than lose the work.
 fn spawn_failed() {
     let mut p = POOL.lock();
     p.workers -= 1;
@@ -406,9 +407,10 @@ pub(crate) fn dequeue(req: ReqPtr) -> bool {
     true
 }
 
-/// Takes the next request for the calling worker (`tid`; 0 when the
-/// submitter runs the queue itself, which cannot be interrupted): the
-/// first whose class has room and whose hash key no worker holds.
+/// Takes the next request for the calling thread (`tid`), a worker or a
+/// thread standing in for one (`run_here`): the first whose class has
+/// room and whose hash key no worker holds. It is listed in `running`, so
+/// a cancel or the ring's exit can interrupt it.
 fn next_work(p: &mut Pool, tid: i32) -> Option<ReqPtr> {
     loop {
         let room = [Class::Bounded, Class::Direct, Class::Unbounded].map(|c| busy(p, c) < cap(p, c));
@@ -426,14 +428,12 @@ fn next_work(p: &mut Pool, tid: i32) -> Option<ReqPtr> {
         if r.state().compare_exchange(st::QUEUED, st::RUNNING, Ordering::AcqRel, Ordering::Acquire).is_err() {
             continue;
         }
-        if tid != 0 {
-            // SAFETY: the request is ours now (RUNNING); only read.
-            let poll_like = super::cancel::waits_like_poll(unsafe { r.get() });
-            // SAFETY: pthread_self has no preconditions.
-            let thread = unsafe { libc::pthread_self() };
-            p.running.push(Running { req: r, class: class(r), key, poll_like, thread, tid, timer: None });
-            publish(p);
-        }
+        // SAFETY: the request is ours now (RUNNING); only read.
+        let poll_like = super::cancel::waits_like_poll(unsafe { r.get() });
+        // SAFETY: pthread_self has no preconditions.
+        let thread = unsafe { libc::pthread_self() };
+        p.running.push(Running { req: r, class: class(r), key, poll_like, thread, tid, timer: None });
+        publish(p);
         return Some(r);
     }
 }
@@ -569,36 +569,63 @@ fn signal() -> i32 {
     chosen
 }
 
-/// Lets the interrupt signal reach the calling worker.
-fn unblock_signal() {
+/// Lets the interrupt signal reach the calling thread; returns the mask
+/// it had.
+fn unblock_signal() -> libc::sigset_t {
+    // SAFETY: an all-zero sigset_t is a valid out-parameter.
+    let mut old: libc::sigset_t = unsafe { core::mem::zeroed() };
     let sig = signal();
-    if sig <= 0 {
-        return;
-    }
-    // SAFETY: live sigset; changes the calling thread's mask only.
+    // SAFETY: live sigsets; changes the calling thread's mask only.
     unsafe {
         let mut set: libc::sigset_t = core::mem::zeroed();
         libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, sig);
-        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, core::ptr::null_mut());
+        if sig > 0 {
+            libc::sigaddset(&mut set, sig);
+        }
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, &mut old);
     }
+    old
 }
 
-fn run(r: ReqPtr) {
-    // SAFETY: the worker owns the request (state RUNNING).
-    let ctx = unsafe { r.get() }.ctx();
-    let _ring = table::hold(ctx);
-    req::issue(ctx, r, Mode::Worker);
+/// Runs `r`, taken by `next_work` on this thread, and then takes the
+/// thread off `running`, its interrupt timer (if any) stopped. Returns
+/// with the pool locked.
+fn run(r: ReqPtr) -> Guard<'static, Pool> {
+    {
+        // SAFETY: the worker owns the request (state RUNNING).
+        let ctx = unsafe { r.get() }.ctx();
+        let _ring = table::hold(ctx);
+        req::issue(ctx, r, Mode::Worker);
+    }
+    let mut p = POOL.lock();
+    if let Some(t) = leave_running(&mut p) {
+        drop(p);
+        stop_timer(t);
+        p = POOL.lock();
+    }
+    p
 }
 
+/// Runs the queue on the calling thread, which stands in for a worker
+/// none could be started for: the program's thread in its submit call, or
+/// the nursery. Its ops can be interrupted as a worker's are (else a
+/// request that blocks for good, an open of a FIFO nobody writes to,
+/// would hold the ring's exit): the interrupt signal is let through
+/// meanwhile, and the thread's own mask is put back after, once `run`
+/// has stopped any timer aimed at it.
 fn run_here() {
+    // SAFETY: gettid has no preconditions.
+    let tid = unsafe { libc::gettid() };
+    let mask = unblock_signal();
     loop {
-        let r = next_work(&mut POOL.lock(), 0);
+        let r = next_work(&mut POOL.lock(), tid);
         match r {
-            Some(r) => run(r),
-            None => return,
+            Some(r) => drop(run(r)),
+            None => break,
         }
     }
+    // SAFETY: puts back the mask read above, on the same thread.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &mask, core::ptr::null_mut()) };
 }
 
 /// Applies the registered affinity to the calling worker if it changed.
@@ -695,13 +722,7 @@ extern "C" fn worker_main(_: *mut core::ffi::c_void) -> *mut core::ffi::c_void {
             };
             drop(p);
             do_kick(k);
-            run(r);
-            p = POOL.lock();
-            if let Some(t) = leave_running(&mut p) {
-                drop(p);
-                stop_timer(t);
-                p = POOL.lock();
-            }
+            p = run(r);
             continue;
         }
         if LEAVE.load(Ordering::Acquire) {
