@@ -18,40 +18,13 @@
 #include <liburing.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
-#include <stddef.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
+#include "nothreads-util.h"
 #include "test-util.h"
 
 #define NSTATX 24
-
-#ifndef SYS_clone3
-#define SYS_clone3 435
-#endif
-
-static void refuse_threads(void)
-{
-	struct sock_filter prog[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 3, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 3),
-		/* clone's flags, args[0], low word */
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EAGAIN),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog fp = { .len = sizeof(prog) / sizeof(prog[0]), .filter = prog };
-
-	CHECK(!prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs");
-	CHECK(!syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &fp),
-	      "seccomp: %s", strerror(errno));
-}
 
 static void *nothing(void *arg)
 {
@@ -97,7 +70,7 @@ static void child(int fd)
 	pthread_t t;
 	unsigned id = 0;
 
-	refuse_threads();
+	tu_refuse_threads();
 	if (pthread_create(&t, NULL, nothing, NULL) == 0) {
 		fprintf(stderr, "the filter let a thread start\n");
 		_exit(12);

@@ -24,39 +24,13 @@
 #include <liburing.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
-#include <stddef.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
+#include "nothreads-util.h"
 #include "test-util.h"
 
-#ifndef SYS_clone3
-#define SYS_clone3 435
-#endif
-
 static char fifo[64];
-
-static void refuse_threads(void)
-{
-	struct sock_filter prog[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 3, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 3),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EAGAIN),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog fp = { .len = sizeof(prog) / sizeof(prog[0]), .filter = prog };
-
-	CHECK(!prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs");
-	CHECK(!syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &fp),
-	      "seccomp: %s", strerror(errno));
-}
 
 static void queue_fifo_open(struct io_uring *ring, uint64_t user_data)
 {
@@ -123,7 +97,7 @@ static void on_submitter(void)
 
 	CHECK(!io_uring_queue_init(8, &ring, 0), "queue_init");
 	CHECK(!pthread_create(&t, NULL, cancel_later, &c), "pthread_create");
-	refuse_threads();
+	tu_refuse_threads();
 	alarm(20);
 	queue_fifo_open(&ring, 1);
 	CHECK(io_uring_submit(&ring) == 1, "submit");
@@ -182,7 +156,7 @@ static void on_nursery(void)
 		CHECK(tu_now_ns() - t0 < 10000000000LL, "the idle workers did not leave in 10 s");
 		usleep(50 * 1000);
 	}
-	refuse_threads();
+	tu_refuse_threads();
 	alarm(20);
 	queue_fifo_open(&ring, 1);
 	CHECK(io_uring_submit(&ring) == 1, "submit");
