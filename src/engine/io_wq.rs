@@ -569,11 +569,8 @@ fn signal() -> i32 {
     chosen
 }
 
-/// Lets the interrupt signal reach the calling thread; returns the mask
-/// it had.
-fn unblock_signal() -> libc::sigset_t {
-    // SAFETY: an all-zero sigset_t is a valid out-parameter.
-    let mut old: libc::sigset_t = unsafe { core::mem::zeroed() };
+/// Lets the interrupt signal reach the calling thread.
+fn unblock_signal() {
     let sig = signal();
     // SAFETY: live sigsets; changes the calling thread's mask only.
     unsafe {
@@ -582,8 +579,57 @@ fn unblock_signal() -> libc::sigset_t {
         if sig > 0 {
             libc::sigaddset(&mut set, sig);
         }
-        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, &mut old);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, core::ptr::null_mut());
     }
+}
+
+/// The mask a thread standing in for a worker runs requests under (the
+/// old one is returned): the interrupt signal let through and, on a
+/// program's thread, the signals the program catches held back until the
+/// op returns. A handler run inside the op would cut it short with EINTR,
+/// which the program's signals never do to an io-wq worker, and would run
+/// in whatever credentials a personality put on the thread. Signals left
+/// to their default action still act at once; those a fault raises are
+/// the thread's own and are not held.
+fn standin_mask() -> libc::sigset_t {
+    // SAFETY: an all-zero sigset_t is a valid set to fill.
+    let mut caught: libc::sigset_t = unsafe { core::mem::zeroed() };
+    // SAFETY: live sigset.
+    unsafe { libc::sigemptyset(&mut caught) };
+    let interrupt = signal();
+    // Engine threads keep every program signal blocked already.
+    if !os::is_engine_thread() {
+        const OWN: [i32; 8] = [
+            libc::SIGKILL,
+            libc::SIGSTOP,
+            libc::SIGSEGV,
+            libc::SIGBUS,
+            libc::SIGFPE,
+            libc::SIGILL,
+            libc::SIGTRAP,
+            libc::SIGSYS,
+        ];
+        for sig in 1..=libc::SIGRTMAX() {
+            if sig == interrupt || OWN.contains(&sig) {
+                continue;
+            }
+            // SAFETY: only reads the disposition into a live local; glibc
+            // refuses its own two signals (EINVAL), which are skipped.
+            let mut sa: libc::sigaction = unsafe { core::mem::zeroed() };
+            if unsafe { libc::sigaction(sig, core::ptr::null(), &mut sa) } == 0
+                && sa.sa_sigaction != libc::SIG_DFL
+                && sa.sa_sigaction != libc::SIG_IGN
+            {
+                // SAFETY: live sigset, valid signal number.
+                unsafe { libc::sigaddset(&mut caught, sig) };
+            }
+        }
+    }
+    // SAFETY: an all-zero sigset_t is a valid out-parameter.
+    let mut old: libc::sigset_t = unsafe { core::mem::zeroed() };
+    // SAFETY: live sigsets; changes the calling thread's mask only.
+    unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &caught, &mut old) };
+    unblock_signal();
     old
 }
 
@@ -611,12 +657,13 @@ fn run(r: ReqPtr) -> Guard<'static, Pool> {
 /// the nursery. Its ops can be interrupted as a worker's are (else a
 /// request that blocks for good, an open of a FIFO nobody writes to,
 /// would hold the ring's exit): the interrupt signal is let through
-/// meanwhile, and the thread's own mask is put back after, once `run`
-/// has stopped any timer aimed at it.
+/// meanwhile, the program's handlers kept out (`standin_mask`), and the
+/// thread's own mask is put back after, once `run` has stopped any timer
+/// aimed at it.
 fn run_here() {
     // SAFETY: gettid has no preconditions.
     let tid = unsafe { libc::gettid() };
-    let mask = unblock_signal();
+    let mask = standin_mask();
     loop {
         let r = next_work(&mut POOL.lock(), tid);
         match r {
