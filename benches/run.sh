@@ -29,8 +29,10 @@ else
 	RUNS=${BENCH_RUNS:-7}; NOP_SECS=1; COPY_MB=${BENCH_COPY_MB:-1024}
 	RR_SECS=2; INIT_SECS=1; CG_OPS=192000; ECHO_SECS=1; ST_SECS=1
 fi
-# Storage rows (benches/storage.c): kind:depth.
-ST_ROWS="dwrite:1 dwrite:8 dwrite:32 dread:1 dread:8 dread:32 bwrite:32 wsync:8 handoff:1"
+# Storage rows (benches/storage.c): kind:depth. bwrite:256 watches a deep
+# queue of writes to one file, which io-wq serialises on one worker: the
+# kernel's ring is its reference, as the pool runs them 64 at a time.
+ST_ROWS="dwrite:1 dwrite:8 dwrite:32 dread:1 dread:8 dread:32 bwrite:32 bwrite:256 wsync:8 handoff:1"
 DEPTHS="1 2 4 8 16 32 128"
 ENG_DEPTHS="1 32"
 CG_DEPTHS="1 32"
@@ -404,7 +406,9 @@ strow() { # kind depth label
 	[ -n "$e" ] && [ -n "$k" ] && [ -n "$p" ] || return 0
 	awk -v e="$e" -v k="$k" -v p="$p" -v rp="$(paired engine pool "$m")" -v rk="$(paired engine ours "$m")" \
 	    -v kind="$1" -v q="$2" -v l="$3" 'BEGIN{
-		if (kind == "handoff") {
+		if (kind == "bwrite" && q > 32) {
+			goal = sprintf("deep queue, >= 1.0x kernel: %s", rk >= 1.0 ? "met" : "NOT met")
+		} else if (kind == "handoff") {
 			goal = sprintf("per request: engine %.1f us, kernel %.1f us, pool %.1f us", 1e6 / e, 1e6 / k, 1e6 / p)
 		} else {
 			goal = sprintf(">= 1.0x pool: %s", rp >= 1.0 ? "met" : "NOT met")

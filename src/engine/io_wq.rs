@@ -29,6 +29,7 @@
 //! before the call starts is followed by another. Workers keep only that
 //! signal unblocked.
 
+use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 
@@ -53,10 +54,13 @@ enum Class {
 
 struct Pool {
     queue: Fifo,
-    /// Requests in `queue`.
+    /// Requests in `queue`, and of each class (so that a submit call's
+    /// kicks need not walk a long queue under the lock).
     queued: u32,
-    /// Hash keys of queued buffered writes (see `OpDef::hash`).
-    keys: Vec<(ReqPtr, u64)>,
+    by_class: [u32; 3],
+    /// Hash keys of queued buffered writes (see `OpDef::hash`), in queue
+    /// order: the request a worker takes is found near the front.
+    keys: VecDeque<(ReqPtr, u64)>,
     /// The distinct keys in `keys`, each with how many requests have it.
     hashed: Vec<(u64, u32)>,
     workers: u32,
@@ -89,7 +93,8 @@ struct Running {
 static POOL: Mutex<Pool> = Mutex::new(Pool {
     queue: Fifo::new(),
     queued: 0,
-    keys: Vec::new(),
+    by_class: [0; 3],
+    keys: VecDeque::new(),
     hashed: Vec::new(),
     workers: 0,
     idle: 0,
@@ -291,7 +296,7 @@ pub(crate) fn flush_kicks(ctx: &Ctx) {
     {
         let mut p = POOL.lock();
         for c in [Class::Bounded, Class::Direct, Class::Unbounded] {
-            if !p.queue.iter().any(|r| class(r) == c) {
+            if p.by_class[c as usize] == 0 {
                 continue;
             }
             loop {
@@ -318,9 +323,14 @@ fn push(p: &mut Pool, req: ReqPtr, key: Option<u64>, front: bool) {
         p.queue.push(req);
     }
     p.queued += 1;
+    p.by_class[class(req) as usize] += 1;
     publish(p);
     if let Some(k) = key {
-        p.keys.push((req, k));
+        if front {
+            p.keys.push_front((req, k));
+        } else {
+            p.keys.push_back((req, k));
+        }
         match p.hashed.iter_mut().find(|e| e.0 == k) {
             Some(e) => e.1 += 1,
             None => p.hashed.push((k, 1)),
@@ -384,9 +394,10 @@ pub(crate) fn requeue_linked(ctx: &Ctx, req: ReqPtr) {
 /// Drops `req` from the queue's books.
 fn unqueue(p: &mut Pool, req: ReqPtr) -> Option<u64> {
     p.queued -= 1;
+    p.by_class[class(req) as usize] -= 1;
     publish(p);
     let i = p.keys.iter().position(|e| e.0 == req)?;
-    let k = p.keys.swap_remove(i).1;
+    let k = p.keys.remove(i)?.1;
     if let Some(j) = p.hashed.iter().position(|e| e.0 == k) {
         p.hashed[j].1 -= 1;
         if p.hashed[j].1 == 0 {
@@ -845,6 +856,7 @@ pub(crate) unsafe fn after_fork_child() {
     let mut p = POOL.lock();
     p.queue = Fifo::new();
     p.queued = 0;
+    p.by_class = [0; 3];
     p.keys.clear();
     p.hashed.clear();
     p.workers = 0;
