@@ -283,7 +283,7 @@ pub(crate) fn sync_cancel(ctx: &Ctx, arg: u64) -> i32 {
             ret = -libc::ETIME;
             break;
         }
-        if waiter.sleep(seq, deadline) == -libc::EINTR {
+        if waiter.sleep(seq, deadline, None) == -libc::EINTR {
             ret = -libc::EINTR;
             break;
         }

@@ -183,11 +183,17 @@ pub(crate) struct Ctx {
     /// Bumped after every CQ publish: the futex waiters sleep on it.
     pub cq_seq: AtomicU32,
     pub cq_waiters: AtomicU32,
-    /// Futex waiters about to sleep on `cq_seq` since the last wake-up:
-    /// a batch of posts pays one futex wake, not one each.
-    pub cq_sleepers: AtomicU32,
+    /// Futex waiters about to sleep on `cq_seq` since the last wake-up
+    /// (high half; a batch of posts pays one futex wake, not one each),
+    /// and the lowest CQ tail any of them waits for (low half): a post
+    /// that leaves the tail short of it wakes nobody, as the kernel's
+    /// io_should_wake lets a waiter for 16 CQEs sleep through the first 15.
+    pub cq_sleep: AtomicU64,
     /// Timeouts that expired (they wake waiters, as in the kernel).
     pub timeouts_fired: AtomicU32,
+    /// `timeouts_fired` as of the last wake of `cq_sleep`'s sleepers: a
+    /// post after a timeout fired wakes them whatever their counts.
+    pub timeouts_woken: AtomicU32,
     /// The ring fd has been signalled and not yet reset.
     pub fd_signalled: AtomicBool,
     /// Requests alive (allocated and not yet freed).
@@ -351,8 +357,9 @@ impl Ctx {
             overflow_held: AtomicBool::new(false),
             cq_seq: AtomicU32::new(0),
             cq_waiters: AtomicU32::new(0),
-            cq_sleepers: AtomicU32::new(0),
+            cq_sleep: AtomicU64::new(0),
             timeouts_fired: AtomicU32::new(0),
+            timeouts_woken: AtomicU32::new(0),
             fd_signalled: AtomicBool::new(false),
             users: AtomicU32::new(0),
             disabled: AtomicBool::new(flags & IORING_SETUP_R_DISABLED != 0),
@@ -937,31 +944,40 @@ impl Ctx {
         // (each pairs with a fence or locked op on the other side).
         fence(Ordering::SeqCst);
         self.signal_fd();
-        self.wake_fenced();
+        self.wake_fenced(Some(self.word(off::CQ_TAIL).load(Ordering::Relaxed)));
     }
 
     /// Wakes every thread waiting in `enter` to look at the ring again.
     pub(crate) fn wake_waiters(&self) {
         fence(Ordering::SeqCst);
-        self.wake_fenced();
+        self.wake_fenced(None);
     }
 
     /// `wake_waiters` after the fence. Waiters count themselves in
     /// `cq_waiters` (then fence) before they check the ring, so either
     /// they see what changed or this sees them and bumps `cq_seq`, which
-    /// their futex sleep watches. A waiter counts itself in `cq_sleepers`
+    /// their futex sleep watches. A waiter counts itself in `cq_sleep`
     /// before that sleep: if this takes the count first, the bump before
     /// it is what the waiter's futex compares against, and it does not
-    /// sleep; otherwise this wakes it.
-    fn wake_fenced(&self) {
+    /// sleep; otherwise this wakes it, unless `tail` (a post's) is short
+    /// of every sleeper's target and no timeout fired since the last wake.
+    fn wake_fenced(&self, tail: Option<u32>) {
         self.ready.kick(self);
         if self.forked.load(Ordering::Relaxed) {
             self.wake_other_processes();
         }
         if self.cq_waiters.load(Ordering::Relaxed) != 0 {
             self.cq_seq.fetch_add(1, Ordering::SeqCst);
-            if self.cq_sleepers.swap(0, Ordering::SeqCst) != 0 {
-                futex_wake(&self.cq_seq, i32::MAX);
+            let sleep = self.cq_sleep.load(Ordering::SeqCst);
+            if sleep != 0 {
+                let fired = self.timeouts_fired.load(Ordering::SeqCst);
+                let short = tail.is_some_and(|t| {
+                    (t.wrapping_sub(sleep as u32) as i32) < 0 && fired == self.timeouts_woken.load(Ordering::SeqCst)
+                });
+                if !short && self.cq_sleep.swap(0, Ordering::SeqCst) != 0 {
+                    self.timeouts_woken.store(fired, Ordering::SeqCst);
+                    futex_wake(&self.cq_seq, i32::MAX);
+                }
             }
             if self.nr_sig_waiters.load(Ordering::SeqCst) != 0 {
                 for &fd in self.sig_waiters.lock().iter() {

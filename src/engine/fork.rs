@@ -205,7 +205,7 @@ unsafe fn take_over(ctx: &Ctx) {
     ctx.sig_waiters.lock().clear();
     ctx.users.store(0, Ordering::Relaxed);
     ctx.cq_waiters.store(0, Ordering::Relaxed);
-    ctx.cq_sleepers.store(0, Ordering::Relaxed);
+    ctx.cq_sleep.store(0, Ordering::Relaxed);
     ctx.nr_sig_waiters.store(0, Ordering::Relaxed);
     for f in [&ctx.overflow_held, &ctx.tw_pending, &ctx.deferred_pending, &ctx.fired_pending, &ctx.fd_signalled] {
         f.store(false, Ordering::Relaxed);

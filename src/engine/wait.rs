@@ -293,8 +293,10 @@ fn wait<'a>(ctx: &'a Ctx, min: u32, flags: u32, w: &WaitArgs, serving: &mut Opti
             (Some(d), Some(m)) => Some(d.min(m)),
             (d, m) => d.or(m),
         };
+        // Past the minimum wait any CQE ends it; before, `min` of them.
+        let want = if min_deadline.is_some_and(|m| now >= m) { None } else { Some(target) };
         let slept = os::now_ns();
-        let r = waiter.sleep(seq, until);
+        let r = waiter.sleep(seq, until, want);
         if r == -libc::EINTR {
             break -libc::EINTR;
         }

@@ -176,8 +176,11 @@ impl<'a> Waiter<'a> {
     }
 
     /// Sleeps until the ring's `cq_seq` moves past `seq`, the absolute
-    /// CLOCK_MONOTONIC `until`, or a signal. Returns 0 or -EINTR.
-    pub(crate) fn sleep(&mut self, seq: u32, until: Option<u64>) -> i32 {
+    /// CLOCK_MONOTONIC `until`, or a signal. Returns 0 or -EINTR. A futex
+    /// sleeper is woken by posts only once the CQ tail reaches `want`
+    /// (any post if None), or after a timeout fired; other wake-ups (task
+    /// work, exit) reach it regardless.
+    pub(crate) fn sleep(&mut self, seq: u32, until: Option<u64>, want: Option<u32>) -> i32 {
         if let Some(mask) = &self.serving {
             let r = self.ctx.ready.serve(self.ctx, until, mask.as_ref());
             return if r == -libc::EINTR { r } else { 0 };
@@ -193,7 +196,11 @@ impl<'a> Waiter<'a> {
                 } else {
                     // Seen by `Ctx::wake_fenced` after its bump, or it
                     // bumped before this and the futex sees the change.
-                    self.ctx.cq_sleepers.fetch_add(1, Ordering::SeqCst);
+                    // A post after `seq` was read bumps it too, so one
+                    // that `want` leaves out cannot be slept through.
+                    let want =
+                        want.unwrap_or_else(|| self.ctx.word(off::CQ_TAIL).load(Ordering::Acquire).wrapping_add(1));
+                    self.count_sleeper(want);
                     futex_wait(&self.ctx.cq_seq, seq, until)
                 };
                 if r == -libc::EINTR {
@@ -228,6 +235,24 @@ impl<'a> Waiter<'a> {
                     os::eventfd_drain(fd);
                 }
                 0
+            }
+        }
+    }
+}
+
+impl Waiter<'_> {
+    /// Counts the caller in `Ctx::cq_sleep`, its target lowering the
+    /// sleepers' (stale targets of sleepers gone only wake them early).
+    fn count_sleeper(&self, want: u32) {
+        let word = &self.ctx.cq_sleep;
+        let mut cur = word.load(Ordering::SeqCst);
+        loop {
+            let (n, low) = (cur >> 32, cur as u32);
+            let t = if n == 0 || (want.wrapping_sub(low) as i32) < 0 { want } else { low };
+            let new = ((n + 1).min(u32::MAX as u64) << 32) | t as u64;
+            match word.compare_exchange_weak(cur, new, Ordering::SeqCst, Ordering::SeqCst) {
+                Ok(_) => return,
+                Err(c) => cur = c,
             }
         }
     }
