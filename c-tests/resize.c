@@ -153,17 +153,10 @@ static void test_too_many_unsubmitted(void)
 /* Virtual memory in use, from /proc/self/status, in bytes. */
 static unsigned long vm_size(void)
 {
-	char line[256];
-	unsigned long kb = 0;
-	FILE *f = fopen("/proc/self/status", "r");
+	long long kb = tu_status_value("/proc/self/status", "VmSize");
 
-	CHECK(f, "open /proc/self/status");
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmSize: %lu kB", &kb) == 1)
-			break;
-	fclose(f);
-	CHECK(kb, "no VmSize");
-	return kb * 1024;
+	CHECK(kb > 0, "no VmSize in /proc/self/status");
+	return (unsigned long)kb * 1024;
 }
 
 static void test_no_address_space(void)

@@ -483,6 +483,25 @@ static inline int tu_count_tasks(const char *file, int (*match)(const char *text
 	return n;
 }
 
+/* The number after `key` (with its colon) in a /proc status file, or -1. */
+static inline long long tu_status_value(const char *path, const char *key)
+{
+	char line[256];
+	size_t n = strlen(key);
+	long long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ':') {
+			v = strtoll(line + n + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
 /* Threads of this process (-1 if /proc/self/task is unavailable). */
 static inline int tu_count_threads(void)
 {

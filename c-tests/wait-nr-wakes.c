@@ -58,16 +58,10 @@ static void *open_spaced(void *arg)
 
 static long voluntary_switches(void)
 {
-	char line[128];
-	long n = -1;
-	FILE *f = fopen("/proc/thread-self/status", "r");
+	long long n = tu_status_value("/proc/thread-self/status", "voluntary_ctxt_switches");
 
-	CHECK(f, "open /proc/thread-self/status");
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1)
-			break;
-	fclose(f);
-	return n;
+	CHECK(n >= 0, "no voluntary_ctxt_switches in /proc/thread-self/status");
+	return (long)n;
 }
 
 static void queue_opens(struct io_uring *ring, int first)
