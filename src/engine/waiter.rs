@@ -175,6 +175,16 @@ impl<'a> Waiter<'a> {
         }
     }
 
+    /// Counts the caller in `Ctx::cq_sleep`, its target lowering the
+    /// sleepers' (stale targets of sleepers gone only wake them early).
+    fn count_sleeper(&self, want: u32) {
+        let _ = self.ctx.cq_sleep.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |cur| {
+            let (n, low) = (cur >> 32, cur as u32);
+            let t = if n == 0 || (want.wrapping_sub(low) as i32) < 0 { want } else { low };
+            Some(((n + 1).min(u32::MAX as u64) << 32) | t as u64)
+        });
+    }
+
     /// Sleeps until the ring's `cq_seq` moves past `seq`, the absolute
     /// CLOCK_MONOTONIC `until`, or a signal. Returns 0 or -EINTR. A futex
     /// sleeper is woken by posts only once the CQ tail reaches `want`
@@ -235,24 +245,6 @@ impl<'a> Waiter<'a> {
                     os::eventfd_drain(fd);
                 }
                 0
-            }
-        }
-    }
-}
-
-impl Waiter<'_> {
-    /// Counts the caller in `Ctx::cq_sleep`, its target lowering the
-    /// sleepers' (stale targets of sleepers gone only wake them early).
-    fn count_sleeper(&self, want: u32) {
-        let word = &self.ctx.cq_sleep;
-        let mut cur = word.load(Ordering::SeqCst);
-        loop {
-            let (n, low) = (cur >> 32, cur as u32);
-            let t = if n == 0 || (want.wrapping_sub(low) as i32) < 0 { want } else { low };
-            let new = ((n + 1).min(u32::MAX as u64) << 32) | t as u64;
-            match word.compare_exchange_weak(cur, new, Ordering::SeqCst, Ordering::SeqCst) {
-                Ok(_) => return,
-                Err(c) => cur = c,
             }
         }
     }
